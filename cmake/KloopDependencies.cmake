@@ -1,0 +1,16 @@
+# Third-party dependencies, all from Debian 12 packages (scripts/install-deps.sh installs them).
+find_package(Threads REQUIRED)
+find_package(fmt 9 REQUIRED)               # libfmt-dev; used header-only (no shared libfmt at run time)
+find_package(nlohmann_json 3.11 REQUIRED)  # nlohmann-json3-dev
+find_package(CLI11 2.1 REQUIRED)           # libcli11-dev
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)  # libtomlplusplus-dev
+
+# OpenSSL's libcrypto (SHA-256), linked statically so the binaries need no libssl on the GPU host.
+find_library(KLOOP_LIBCRYPTO_STATIC NAMES libcrypto.a REQUIRED)
+add_library(kloop_crypto INTERFACE)
+target_link_libraries(kloop_crypto INTERFACE ${KLOOP_LIBCRYPTO_STATIC} ${CMAKE_DL_LIBS} Threads::Threads)
+
+if(KLOOP_BUILD_TESTS)
+  find_package(GTest REQUIRED)             # libgtest-dev, libgmock-dev
+endif()

@@ -1,0 +1,33 @@
+// kloop spec: how an input tensor is filled ("normal(0, 1)", "cu_seqlens(T)", ...).
+//
+// Responsibility: the parsed form of an `init` string. Generation itself is in
+// check/input_generator. Forms:
+//   normal(mean, std)            uniform(lo, hi)           randint(lo, hi)   (hi exclusive)
+//   const(v)                     logsigmoid_normal(mean, std)   (log(sigmoid(x)), x ~ normal: decays)
+//   cu_seqlens(total)            a 1-d i32/i64 tensor of n+1 offsets, 0 = first < ... < last = total,
+//                                where n+1 is the tensor's length and `total` a dim expression
+//   arange(start, step)          start + i*step, row-major index i
+#pragma once
+
+#include <string>
+
+#include "spec/dim_expr.hpp"
+
+namespace kloop::spec {
+
+enum class init_kind { normal, uniform, randint, constant, logsigmoid_normal, cu_seqlens, arange };
+
+struct initializer {
+    init_kind kind = init_kind::normal;
+    double a = 0.0;        // mean / lo / value / start
+    double b = 1.0;        // std / hi / step
+    dim_expr total;        // cu_seqlens only
+    std::string text;      // as written, for messages and records
+
+    // Throws std::invalid_argument naming what is wrong.
+    static initializer parse(const std::string& text);
+};
+
+[[nodiscard]] std::string to_string(init_kind k);
+
+}  // namespace kloop::spec

@@ -1,0 +1,95 @@
+// kloop spec: the validated model of an op directory's op.toml.
+//
+// Responsibility: plain data describing one op — its dims, shapes (each marked gate and/or
+// bench), modes (fwd, bwd, ...) with entry symbols, tensors, params, tolerances and cost
+// formulas, the reference, the frozen files and build settings. Produced by load_op_spec
+// (spec/spec_loader), consumed by everything else. docs/spec.md is the user-facing description.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+#include "spec/dim_expr.hpp"
+#include "spec/initializer.hpp"
+
+namespace kloop::spec {
+
+// Per-output tolerance. Every bound given must hold; at least one must be given.
+//   elementwise: |out - ref| <= atol + rtol * |ref| for every element (torch.allclose semantics)
+//   rel_rms:     rms(out - ref) / rms(ref) <= rel_rms (FLA's assert_close)
+struct tolerance {
+    std::optional<double> atol;
+    std::optional<double> rtol;
+    std::optional<double> rel_rms;
+
+    [[nodiscard]] bool has_elementwise() const { return atol.has_value() || rtol.has_value(); }
+};
+
+struct tensor_spec {
+    std::string name;
+    kloop::dtype type = kloop::dtype::f32;
+    std::vector<dim_expr> shape;   // empty = scalar tensor of one element
+    initializer init;              // inputs only
+    bool inout = false;            // inputs only: the candidate may modify it
+    tolerance tol;                 // outputs only
+    int line = 0;                  // where it is declared in op.toml
+};
+
+struct param_spec {
+    std::string name;
+    double value = 0.0;
+    bool is_integer = false;
+};
+
+struct mode_spec {
+    std::string name;              // "fwd", "bwd", ...
+    std::string entry;             // candidate symbol
+    std::string reference_entry;   // reference symbol (defaults to entry)
+    std::vector<tensor_spec> inputs;
+    std::vector<tensor_spec> outputs;
+    std::vector<param_spec> params;
+    std::optional<dim_expr> flops; // cost formulas for the roofline
+    std::optional<dim_expr> bytes;
+    int line = 0;
+};
+
+struct shape_spec {
+    std::string name;
+    dim_env dims;
+    bool gate = false;
+    bool bench = false;
+    int line = 0;
+};
+
+struct build_settings {
+    std::vector<std::string> flags;        // extra compiler flags (candidate and reference)
+    std::vector<std::string> include_dirs; // relative to the op directory
+};
+
+enum class backend_kind { cpu, cuda, python };
+[[nodiscard]] std::string to_string(backend_kind b);
+
+struct op_spec {
+    std::string name;
+    std::string description;
+    backend_kind backend = backend_kind::cpu;
+    std::filesystem::path op_dir;          // absolute
+    std::filesystem::path spec_file;       // absolute path of op.toml
+    std::filesystem::path reference;       // absolute path of the reference source
+    std::vector<std::filesystem::path> frozen; // absolute; always includes op.toml and the reference
+    build_settings build;
+    std::vector<std::string> dims;         // declared dim names, in order
+    std::vector<shape_spec> shapes;
+    std::vector<mode_spec> modes;
+    std::uint64_t fixed_seeds[2] = {1, 2}; // gate trials 0 and 1; trial 2 is drawn at check time
+
+    [[nodiscard]] const mode_spec* find_mode(const std::string& name) const;
+    [[nodiscard]] const shape_spec* find_shape(const std::string& name) const;
+};
+
+}  // namespace kloop::spec
