@@ -3,8 +3,11 @@ find_package(Threads REQUIRED)
 find_package(fmt 9 REQUIRED)               # libfmt-dev; used header-only (no shared libfmt at run time)
 find_package(nlohmann_json 3.11 REQUIRED)  # nlohmann-json3-dev
 find_package(CLI11 2.1 REQUIRED)           # libcli11-dev
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET tomlplusplus)  # libtomlplusplus-dev
+# libtomlplusplus-dev: used header-only (TOML_HEADER_ONLY=1) so no libtomlplusplus.so is needed at run time.
+find_path(KLOOP_TOMLPP_INCLUDE_DIR NAMES toml++/toml.hpp REQUIRED)
+add_library(kloop_tomlpp INTERFACE)
+target_include_directories(kloop_tomlpp SYSTEM INTERFACE ${KLOOP_TOMLPP_INCLUDE_DIR})
+target_compile_definitions(kloop_tomlpp INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=1)
 
 # OpenSSL's libcrypto (SHA-256), linked statically so the binaries need no libssl on the GPU host.
 find_library(KLOOP_LIBCRYPTO_STATIC NAMES libcrypto.a REQUIRED)
