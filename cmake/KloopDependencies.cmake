@@ -4,7 +4,7 @@ find_package(fmt 9 REQUIRED)               # libfmt-dev; used header-only (no sh
 find_package(nlohmann_json 3.11 REQUIRED)  # nlohmann-json3-dev
 find_package(CLI11 2.1 REQUIRED)           # libcli11-dev
 # libtomlplusplus-dev: used header-only (TOML_HEADER_ONLY=1) so no libtomlplusplus.so is needed at run time.
-find_path(KLOOP_TOMLPP_INCLUDE_DIR NAMES toml++/toml.hpp REQUIRED)
+find_path(KLOOP_TOMLPP_INCLUDE_DIR NAMES toml++/toml.h REQUIRED)
 add_library(kloop_tomlpp INTERFACE)
 target_include_directories(kloop_tomlpp SYSTEM INTERFACE ${KLOOP_TOMLPP_INCLUDE_DIR})
 target_compile_definitions(kloop_tomlpp INTERFACE TOML_HEADER_ONLY=1 TOML_EXCEPTIONS=1)
