@@ -7,9 +7,14 @@
 //   cu_seqlens(total)            a 1-d i32/i64 tensor of n+1 offsets, 0 = first < ... < last = total,
 //                                where n+1 is the tensor's length and `total` a dim expression
 //   arange(start, step)          start + i*step, row-major index i
+// Rules checked by parse: numbers are finite decimals (1e-6, -0.5, +2); std > 0; lo < hi;
+// randint bounds are integers (|v| <= 2^53). Which dtype/shape a form needs is checked by the
+// loader (cu_seqlens: integer dtype, 1-d).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "spec/dim_expr.hpp"
 
@@ -28,6 +33,9 @@ struct initializer {
     static initializer parse(const std::string& text);
 };
 
+// The spelling in op.toml: "normal", "uniform", "randint", "const", "logsigmoid_normal",
+// "cu_seqlens", "arange".
 [[nodiscard]] std::string to_string(init_kind k);
+[[nodiscard]] std::optional<init_kind> init_kind_from_string(std::string_view s);
 
 }  // namespace kloop::spec

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -68,11 +69,13 @@ struct shape_spec {
 
 struct build_settings {
     std::vector<std::string> flags;        // extra compiler flags (candidate and reference)
-    std::vector<std::string> include_dirs; // relative to the op directory
+    std::vector<std::string> include_dirs; // absolute (written relative to the op directory)
 };
 
 enum class backend_kind { cpu, cuda, python };
 [[nodiscard]] std::string to_string(backend_kind b);
+// Accepts the op.toml spellings: cpu, cuda, python.
+[[nodiscard]] std::optional<backend_kind> backend_from_string(std::string_view s);
 
 struct op_spec {
     std::string name;
@@ -88,8 +91,12 @@ struct op_spec {
     std::vector<mode_spec> modes;
     std::uint64_t fixed_seeds[2] = {1, 2}; // gate trials 0 and 1; trial 2 is drawn at check time
 
+    // nullptr when there is no such mode / shape.
     [[nodiscard]] const mode_spec* find_mode(const std::string& name) const;
     [[nodiscard]] const shape_spec* find_shape(const std::string& name) const;
+    // The shapes marked for the gate / the bench, in spec order.
+    [[nodiscard]] std::vector<const shape_spec*> get_gate_shapes() const;
+    [[nodiscard]] std::vector<const shape_spec*> get_bench_shapes() const;
 };
 
 }  // namespace kloop::spec

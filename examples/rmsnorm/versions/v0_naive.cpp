@@ -1,0 +1,80 @@
+/*
+ * v0_naive.cpp — the baseline: RMSNorm written the way it reads on paper.
+ *
+ * What it is: the first thing a newcomer writes. Correct, but slow for the usual reasons:
+ *   - fwd: the sum of squares is one long serial f32 chain: without -ffast-math the compiler
+ *     may not reorder the additions, so every add waits for the previous one (at best it emits
+ *     an in-order vector reduction, which is just as serial); y divides by sqrtf(ms + eps)
+ *     written per element instead of multiplying by a hoisted 1/rms;
+ *   - bwd: c is another serial chain per row, rstd[i]^3 is recomputed for every element, and
+ *     dw is a second, separate sweep over all of x and dy (so both are read from memory twice).
+ * Every index is recomputed as i*D + j inside the loops.
+ * (It does at least keep every loop row-major: the even more naive column-order dw loop,
+ * dw[j] = sum_i ..., strides by D floats and is ~30x slower than v1 here — too slow to be a
+ * useful baseline.)
+ *
+ * Precision: f32 accumulators throughout. The serial sums over D (<= 4096 terms) and over N for
+ * dw (<= 4096 terms) stay well inside op.toml's tolerances (measured worst rstd error ~17% of its
+ * tolerance at D=4096; dw rel_rms ~1e-6 against 1e-4).
+ */
+#include <kloop/kernel.h>
+
+#include <cmath>
+#include <cstdint>
+
+extern "C" int rmsnorm_fwd(const kl_args* a) {
+    const kl_tensor* tx = kl_input(a, "x");
+    const kl_tensor* tw = kl_input(a, "w");
+    const kl_tensor* ty = kl_output(a, "y");
+    const kl_tensor* tr = kl_output(a, "rstd");
+    if (!tx || !tw || !ty || !tr) return KL_ERR_BAD_ARGS;
+    const int64_t N = tx->shape[0];
+    const int64_t D = tx->shape[1];
+    const float eps = static_cast<float>(kl_param_f64(a, "eps", 1e-6));
+    const float* x = static_cast<const float*>(tx->data);
+    const float* w = static_cast<const float*>(tw->data);
+    float* y = static_cast<float*>(ty->data);
+    float* rstd = static_cast<float*>(tr->data);
+
+    for (int64_t i = 0; i < N; ++i) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < D; ++j) sum += x[i * D + j] * x[i * D + j];
+        float ms = sum / static_cast<float>(D);
+        for (int64_t j = 0; j < D; ++j) y[i * D + j] = x[i * D + j] / sqrtf(ms + eps) * w[j];
+        rstd[i] = 1.0f / sqrtf(ms + eps);
+    }
+    return KL_OK;
+}
+
+extern "C" int rmsnorm_bwd(const kl_args* a) {
+    const kl_tensor* tx = kl_input(a, "x");
+    const kl_tensor* tw = kl_input(a, "w");
+    const kl_tensor* tr = kl_input(a, "rstd");
+    const kl_tensor* tdy = kl_input(a, "dy");
+    const kl_tensor* tdx = kl_output(a, "dx");
+    const kl_tensor* tdw = kl_output(a, "dw");
+    if (!tx || !tw || !tr || !tdy || !tdx || !tdw) return KL_ERR_BAD_ARGS;
+    const int64_t N = tx->shape[0];
+    const int64_t D = tx->shape[1];
+    const float* x = static_cast<const float*>(tx->data);
+    const float* w = static_cast<const float*>(tw->data);
+    const float* rstd = static_cast<const float*>(tr->data);
+    const float* dy = static_cast<const float*>(tdy->data);
+    float* dx = static_cast<float*>(tdx->data);
+    float* dw = static_cast<float*>(tdw->data);
+
+    // dx, row by row.
+    for (int64_t i = 0; i < N; ++i) {
+        float c = 0.0f;
+        for (int64_t j = 0; j < D; ++j) c += dy[i * D + j] * w[j] * x[i * D + j];
+        c = c / static_cast<float>(D);
+        for (int64_t j = 0; j < D; ++j)
+            dx[i * D + j] = rstd[i] * dy[i * D + j] * w[j] -
+                            x[i * D + j] * rstd[i] * rstd[i] * rstd[i] * c;
+    }
+    // dw, in a second sweep over all of x and dy.
+    for (int64_t j = 0; j < D; ++j) dw[j] = 0.0f;
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < D; ++j) dw[j] += dy[i * D + j] * x[i * D + j] * rstd[i];
+    return KL_OK;
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs kloop's build and test dependencies from Debian 12's packages. Run as root.
+# Idempotent: re-running installs nothing new.
+set -euo pipefail
+packages=(
+  build-essential cmake git pkg-config
+  libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
+  libsqlite3-dev libssl-dev libgtest-dev libgmock-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

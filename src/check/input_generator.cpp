@@ -1,0 +1,111 @@
+// kloop check: input generation for every init_kind.
+#include "check/input_generator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "check/element_access.hpp"
+#include "core/rng.hpp"
+
+namespace kloop::check {
+
+namespace {
+
+[[noreturn]] void fail(const spec::initializer& init, const std::string& why) {
+    const std::string name = init.text.empty() ? spec::to_string(init.kind) : init.text;
+    throw std::invalid_argument("init '" + name + "': " + why);
+}
+
+// Picks k distinct integers from {1, ..., n} (Floyd's algorithm: k draws, no rejection loop) and
+// returns them sorted. The draws do not depend on the container, so results are reproducible.
+std::vector<std::int64_t> sample_distinct(rng& r, std::int64_t n, std::int64_t k) {
+    std::vector<std::int64_t> out;
+    out.reserve(static_cast<std::size_t>(k));
+    const bool dense = n <= 8 * k;
+    std::vector<char> mark(dense ? static_cast<std::size_t>(n) + 1 : 0, 0);
+    std::unordered_set<std::int64_t> seen;
+    auto contains = [&](std::int64_t v) { return dense ? mark[static_cast<std::size_t>(v)] != 0 : seen.count(v) != 0; };
+    auto insert = [&](std::int64_t v) {
+        if (dense) mark[static_cast<std::size_t>(v)] = 1;
+        else seen.insert(v);
+        out.push_back(v);
+    };
+    for (std::int64_t j = n - k + 1; j <= n; ++j) {
+        const auto t = 1 + static_cast<std::int64_t>(r.next_below(static_cast<std::uint64_t>(j)));
+        insert(contains(t) ? j : t);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void fill_cu_seqlens(const spec::initializer& init, kloop::dtype t, void* data, std::int64_t n_elems,
+                     const spec::dim_env& dims, rng& r) {
+    if (n_elems < 1) fail(init, "cu_seqlens needs a tensor of at least 1 element (n+1 offsets)");
+    const std::int64_t n = n_elems - 1;
+    const std::int64_t total = init.total.eval(dims);
+    if (total < n)
+        fail(init, "total " + std::to_string(total) + " is smaller than the number of sequences " +
+                       std::to_string(n) + " (every sequence needs a positive length)");
+    if (n == 0 && total != 0) fail(init, "one offset cannot end at total " + std::to_string(total));
+    if (round_to_dtype(t, static_cast<double>(total)) != static_cast<double>(total))
+        fail(init, "total " + std::to_string(total) + " is not representable in " + std::string(to_string(t)));
+    store_element(t, data, 0, 0.0);
+    if (n == 0) return;
+    const auto cuts = sample_distinct(r, total - 1, n - 1);
+    for (std::int64_t i = 1; i < n; ++i) store_element(t, data, i, static_cast<double>(cuts[static_cast<std::size_t>(i - 1)]));
+    store_element(t, data, n, static_cast<double>(total));
+}
+
+}  // namespace
+
+double log_sigmoid(double x) {
+    // log(sigmoid(x)) = -log(1 + e^-x) = -softplus(-x); softplus(y) = max(y, 0) + log1p(e^-|y|).
+    const double y = -x;
+    return -((y > 0.0 ? y : 0.0) + portable::log1p(portable::exp(-std::fabs(y))));
+}
+
+void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::int64_t n_elems,
+                const spec::dim_env& dims, std::uint64_t seed) {
+    if (n_elems < 0) fail(init, "negative element count " + std::to_string(n_elems));
+    rng r(seed);
+    const double a = init.a;
+    const double b = init.b;
+    switch (init.kind) {
+        case spec::init_kind::normal:
+            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a + b * r.normal());
+            return;
+        case spec::init_kind::uniform:
+            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a + (b - a) * r.uniform01());
+            return;
+        case spec::init_kind::randint: {
+            constexpr double limit = 9007199254740992.0;  // 2^53: integers stay exact in double
+            if (a != std::floor(a) || b != std::floor(b) || std::fabs(a) > limit || std::fabs(b) > limit)
+                fail(init, "randint bounds must be integers with |v| <= 2^53");
+            if (!(b > a)) fail(init, "randint needs lo < hi (hi is exclusive)");
+            const auto lo = static_cast<std::int64_t>(a);
+            const auto span = static_cast<std::uint64_t>(static_cast<std::int64_t>(b) - lo);
+            for (std::int64_t i = 0; i < n_elems; ++i)
+                store_element(t, data, i, static_cast<double>(lo + static_cast<std::int64_t>(r.next_below(span))));
+            return;
+        }
+        case spec::init_kind::constant:
+            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a);
+            return;
+        case spec::init_kind::logsigmoid_normal:
+            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, log_sigmoid(a + b * r.normal()));
+            return;
+        case spec::init_kind::cu_seqlens:
+            fill_cu_seqlens(init, t, data, n_elems, dims, r);
+            return;
+        case spec::init_kind::arange:
+            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a + static_cast<double>(i) * b);
+            return;
+    }
+    fail(init, "unknown init kind");
+}
+
+}  // namespace kloop::check

@@ -1,0 +1,37 @@
+// kloop check: fill an input tensor from its spec initializer, reproducibly.
+//
+// Responsibility: turn (initializer, dtype, length, dims, seed) into values, identical on every
+// machine (kloop::rng, no std:: distributions, no libm). Every value is computed in double and
+// stored rounded into the dtype (check/element_access). Forms (spec/initializer.hpp):
+//   normal(m, s)             m + s*z, z ~ N(0, 1)
+//   uniform(lo, hi)          lo + (hi - lo)*u, u ~ U[0, 1)
+//   randint(lo, hi)          integers uniform on [lo, hi) (lo, hi integral)
+//   const(v)                 v
+//   logsigmoid_normal(m, s)  log(sigmoid(x)) = -softplus(-x), x ~ N(m, s), computed as
+//                            -(max(-x, 0) + log1p(exp(-|x|))): no overflow, no log(0)
+//   cu_seqlens(total)        n+1 offsets (n = n_elems - 1) 0 = o0 < o1 < ... < on = total: the
+//                            n-1 inner cut points are a uniformly random (n-1)-subset of
+//                            {1, ..., total-1} (Floyd's sampling), so every composition of total
+//                            into n positive lengths is equally likely
+//   arange(start, step)      start + i*step
+// Errors (std::invalid_argument): randint with hi <= lo or non-integral bounds; cu_seqlens with
+// n_elems < 1, total < n (or total > 0 with n = 0), or total not exactly representable in the
+// dtype; n_elems < 0.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dtype.hpp"
+#include "spec/dim_expr.hpp"
+#include "spec/initializer.hpp"
+
+namespace kloop::check {
+
+// `seed` should already be specific to the tensor (e.g. derive_seed(trial_seed, name)).
+void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::int64_t n_elems,
+                const spec::dim_env& dims, std::uint64_t seed);
+
+// log(sigmoid(x)) computed stably (exposed for tests and reference code).
+[[nodiscard]] double log_sigmoid(double x);
+
+}  // namespace kloop::check

@@ -1,0 +1,99 @@
+// kloop cli: application assembly, parsing and the single top-level catch.
+#include "cli/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "core/error.hpp"
+#include "kloop/version.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::cli {
+
+namespace {
+
+constexpr const char* exit_codes_text =
+    "Exit codes:\n"
+    "  0    success (gate green)\n"
+    "  1    internal error (a bug in kloop)\n"
+    "  2    usage or spec error (bad option, malformed op.toml)\n"
+    "  3    gate red (wrong result, crash, hang, non-zero return, failed timed check)\n"
+    "  4    build failed (candidate or reference did not compile)\n"
+    "  5    contract violated (a frozen file changed)\n"
+    "  130  interrupted\n";
+
+struct app_bundle {
+    CLI::App app;
+    std::vector<std::pair<CLI::App*, std::unique_ptr<command_base>>> verbs;
+    bool version = false;
+
+    app_bundle() : app("kloop: the disciplined optimisation loop for one kernel", "kloop") {
+        app.footer(exit_codes_text);
+        app.require_subcommand(0, 1);
+        app.add_flag("--version", version, "Print kloop's version and exit");
+        for (const auto& entry : command_table()) {
+            auto* sub = app.add_subcommand(entry.name, entry.description);
+            auto cmd = entry.make();
+            cmd->declare(*sub);
+            sub->footer(exit_codes_text);
+            verbs.emplace_back(sub, std::move(cmd));
+        }
+    }
+};
+
+}  // namespace
+
+std::string help_text() {
+    app_bundle b;
+    return b.app.help();
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    app_bundle b;
+    std::vector<std::string> argv_for_record{"kloop"};
+    argv_for_record.insert(argv_for_record.end(), args.begin(), args.end());
+    try {
+        std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 wants them reversed
+        b.app.parse(reversed);
+    } catch (const CLI::CallForHelp&) {
+        // Help for the subcommand that asked, if any.
+        for (auto& [sub, cmd] : b.verbs)
+            if (sub->parsed()) {
+                out << sub->help();
+                return 0;
+            }
+        out << b.app.help();
+        return 0;
+    } catch (const CLI::CallForAllHelp&) {
+        out << b.app.help("", CLI::AppFormatMode::All);
+        return 0;
+    } catch (const CLI::ParseError& e) {
+        err << "kloop: error: " << e.what() << "\nRun with --help for usage.\n";
+        return static_cast<int>(exit_code::usage_error);
+    }
+    if (b.version) {
+        out << "kloop " << build_info::version << " (" << build_info::git_commit << (build_info::git_dirty ? ", dirty" : "")
+            << ")\n";
+        return 0;
+    }
+    for (auto& [sub, cmd] : b.verbs) {
+        if (!sub->parsed()) continue;
+        try {
+            platform::install_interrupt_handler();
+            return cmd->execute(invocation{argv_for_record, out, err});
+        } catch (const kloop::error& e) {
+            err << "kloop: error: " << e.what() << "\n";
+            return static_cast<int>(e.get_code());
+        } catch (const std::exception& e) {
+            err << "kloop: internal error: " << e.what() << "\n";
+            return static_cast<int>(exit_code::internal_error);
+        }
+    }
+    out << b.app.help();
+    return static_cast<int>(exit_code::usage_error);
+}
+
+}  // namespace kloop::cli

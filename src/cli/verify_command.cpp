@@ -1,0 +1,119 @@
+// kloop cli: `kloop verify <op-dir> --candidate FILE [--mode M] [--gate-k EXPR] [--json] ...`
+#include "cli/verify_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+#include "core/error.hpp"
+#include "eval/evaluator.hpp"
+#include "platform/file_io.hpp"
+#include "platform/paths.hpp"
+#include "platform/subprocess.hpp"
+#include "report/evaluation_json.hpp"
+#include "report/evaluation_text.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace kloop::cli {
+
+namespace {
+
+struct verify_config {
+    std::string op_dir;
+    std::string candidate;
+    std::vector<std::string> modes;
+    std::string gate_k;
+    bool json = false;
+    std::string json_out;
+    std::uint64_t seed = 0;
+    double timeout_s = 120;
+    bool no_bench = false;
+    eval::evaluation_options options;
+    std::string keep_dir;
+};
+
+class verify_command final : public command_base {
+protected:
+    void do_declare(CLI::App& sub) override {
+        sub.add_option("op-dir", m_cfg.op_dir, "Op directory holding op.toml (or the op.toml itself)")->required();
+        sub.add_option("--candidate", m_cfg.candidate, "Candidate source file (.cpp for the cpu backend)")->required();
+        sub.add_option("--mode", m_cfg.modes, "Mode to check (repeatable; default: every mode in the spec)");
+        sub.add_option("--gate-k", m_cfg.gate_k,
+                       "Keyword expression selecting gate shapes (pytest -k style); marks the run partial");
+        sub.add_flag("--json", m_cfg.json, "Print the JSON record instead of the text report");
+        sub.add_option("--json-out", m_cfg.json_out, "Also write the JSON record to this file");
+        m_seed_option = sub.add_option("--seed", m_cfg.seed, "Replay: use this seed for the drawn gate trial instead of drawing one");
+        sub.add_option("--timeout", m_cfg.timeout_s, "Wall-clock limit per runner process, seconds")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_flag("--no-bench", m_cfg.no_bench, "Gate only");
+        sub.add_option("--min-samples", m_cfg.options.stop.min_samples, "Stopping rule: minimum samples per shape")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_option("--min-time", m_cfg.options.stop.min_time_s, "Stopping rule: minimum timed seconds per shape")
+            ->check(CLI::NonNegativeNumber)
+            ->capture_default_str();
+        sub.add_option("--max-time", m_cfg.options.stop.max_time_s, "Stopping rule: cap in timed seconds per shape")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_option("--target-rsd", m_cfg.options.stop.target_rel_stdev,
+                       "Stopping rule: stop when the relative standard deviation reaches this")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_option("--check-every", m_cfg.options.check_every,
+                       "Every Nth timed call gets new input values and is checked")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");
+    }
+
+    int do_execute(const invocation& inv) override {
+        auto& c = m_cfg;
+        const auto spec = spec::load_op_spec(c.op_dir);
+        if (!std::filesystem::exists(c.candidate))
+            throw usage_error("option --candidate '" + c.candidate + "': no such file");
+        c.options.modes = c.modes;
+        c.options.gate_k = c.gate_k;
+        if (m_seed_option != nullptr && m_seed_option->count() > 0) c.options.seed = c.seed;
+        c.options.timeout_s = c.timeout_s;
+        c.options.bench = !c.no_bench;
+
+        platform::posix_command_runner commands;
+        std::optional<platform::scoped_temp_dir> scratch;
+        std::filesystem::path scratch_dir;
+        if (!c.keep_dir.empty()) {
+            scratch_dir = std::filesystem::absolute(c.keep_dir);
+            std::filesystem::create_directories(scratch_dir);
+        } else {
+            scratch.emplace("kloop-verify");
+            scratch_dir = scratch->path();
+        }
+        const eval::evaluation_context ctx{spec, std::filesystem::absolute(c.candidate), c.options, commands,
+                                           platform::cache_dir(), scratch_dir};
+        auto result = eval::evaluate(ctx);
+        result.candidate = c.candidate;
+        result.command_line = inv.argv;
+
+        const auto record = report::to_json(result);
+        if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");
+        if (c.json) inv.out << record.dump(2) << "\n";
+        else inv.out << report::to_text(result);
+
+        switch (result.status) {
+            case eval::disposition::passed: return static_cast<int>(exit_code::success);
+            case eval::disposition::gate_failed: return static_cast<int>(exit_code::gate_red);
+            case eval::disposition::build_failed: return static_cast<int>(exit_code::build_failed);
+        }
+        return static_cast<int>(exit_code::internal_error);
+    }
+
+private:
+    verify_config m_cfg;
+    CLI::Option* m_seed_option = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<command_base> make_verify_command() { return std::make_unique<verify_command>(); }
+
+}  // namespace kloop::cli

@@ -1,0 +1,128 @@
+// kloop eval: the in-memory result of evaluating one candidate (build, gate, bench).
+//
+// Responsibility: the one result model every printer formats (report/) and the loop records.
+// A candidate's fate is data here — disposition plus a reason — never an exception.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "check/comparison.hpp"
+#include "measure/statistics.hpp"
+
+namespace kloop::eval {
+
+// CUTLASS-style disposition of a whole evaluation.
+enum class disposition { passed, gate_failed, build_failed };
+[[nodiscard]] std::string to_string(disposition d);
+
+enum class check_status { pass, warn, fail, skipped };
+[[nodiscard]] std::string to_string(check_status s);
+
+// One named integrity check ("poison_and_red_zones", "inputs_unchanged", ...).
+struct integrity_check {
+    std::string name;
+    check_status status = check_status::skipped;
+    std::string detail;
+};
+
+struct output_report {
+    std::string name;
+    check::compare_metrics metrics;
+    bool pass = false;
+    std::string reason;
+};
+
+struct case_report {
+    int id = 0;
+    std::string mode;
+    std::string shape;
+    int trial = 0;
+    std::uint64_t seed = 0;
+    bool pass = false;
+    std::string reason;                    // first failure, human readable; empty on pass
+    std::vector<output_report> outputs;
+    std::optional<bool> deterministic;     // trial 0 only
+    double call_s = 0;
+};
+
+struct gate_report {
+    bool pass = false;
+    bool partial = false;                  // --gate-k was used: never promotable
+    std::string gate_k;
+    std::vector<std::uint64_t> seeds;
+    std::vector<case_report> cases;
+    std::string runner_failure;            // crash / timeout / fatal of the runner process, if any
+};
+
+struct bench_shape_report {
+    std::string mode;
+    std::string shape;
+    bool ok = false;
+    std::string error;
+    std::vector<double> samples_s;
+    std::optional<measure::sample_summary> stats_s;  // seconds
+    std::string stop_reason;
+    int warmup_calls = 0;
+    int input_sets = 0;
+    std::uint64_t flush_bytes = 0;
+    int checks_total = 0;
+    int checks_failed = 0;
+    std::string first_check_failure;
+    std::optional<double> flops;           // from the spec's cost formulas
+    std::optional<double> bytes;
+};
+
+struct bench_report {
+    bool ran = false;
+    bool ok = false;
+    std::uint64_t seed = 0;
+    std::uint64_t evict_bytes = 0;
+    std::vector<bench_shape_report> shapes;
+    std::string runner_failure;
+};
+
+struct build_summary {
+    bool ok = false;
+    bool cache_hit = false;
+    std::string library;
+    std::vector<std::string> argv;
+    std::string compiler_version;
+    std::string diagnostics;
+    double wall_s = 0;
+};
+
+struct environment_info {
+    std::string host_cpu;
+    unsigned logical_cpus = 0;
+    std::uint64_t llc_bytes = 0;
+    std::string compiler;
+    std::vector<std::string> flags;
+    std::string kloop_version;
+    std::string kloop_commit;
+    bool kloop_dirty = false;
+    std::string build_type;
+    bool git_available = false;            // the candidate's repository
+    std::string git_commit;
+    bool git_dirty = false;
+};
+
+struct evaluation {
+    std::string op;
+    std::string candidate;                 // path as given
+    disposition status = disposition::passed;
+    std::string reason;                    // why not passed
+    build_summary candidate_build;
+    build_summary reference_build;
+    gate_report gate;
+    bench_report bench;
+    std::vector<integrity_check> integrity;
+    environment_info env;
+    std::vector<std::string> command_line;
+};
+
+}  // namespace kloop::eval

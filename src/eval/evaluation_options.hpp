@@ -1,0 +1,30 @@
+// kloop eval: the knobs of one evaluation (gate + bench) of a candidate.
+//
+// Responsibility: a plain config struct filled by the CLI (or the loop) and recorded verbatim in
+// the result, so every run says how it was made.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure/stopping_rule.hpp"
+
+namespace kloop::eval {
+
+struct evaluation_options {
+    std::vector<std::string> modes;        // empty = every mode in the spec
+    std::string gate_k;                    // --gate-k expression; non-empty marks the run partial
+    std::optional<std::uint64_t> seed;     // replay the drawn trial seed instead of drawing one
+    int trials = 3;                        // >= 3: two fixed seeds + drawn ones
+    double timeout_s = 120.0;              // per runner process (gate, then bench)
+    bool bench = true;
+    measure::stopping_config stop;         // per bench shape
+    int input_sets = 0;                    // 0 = enough to cover 2 x LLC (see plan_rotation)
+    int check_every = 8;
+    int max_checks = 16;
+    std::uint64_t evict_bytes = 0;         // 0 = 2 x last-level cache
+};
+
+}  // namespace kloop::eval

@@ -1,0 +1,314 @@
+// kloop eval: the build → gate → bench pipeline.
+#include "eval/evaluator.hpp"
+
+#include <map>
+
+#include "backend/cpu/cpu_builder.hpp"
+#include "core/rng.hpp"
+#include "core/error.hpp"
+#include "eval/call_judgement.hpp"
+#include "eval/plan_builder.hpp"
+#include "eval/runner_session.hpp"
+#include "kloop/version.hpp"
+#include "platform/host_info.hpp"
+#include "platform/paths.hpp"
+
+namespace kloop::eval {
+
+namespace {
+
+using nlohmann::json;
+
+build_summary summarize_build(const backend::cpu::build_record& r) {
+    build_summary b;
+    b.ok = r.ok;
+    b.cache_hit = r.cache_hit;
+    b.library = r.library.string();
+    b.argv = r.argv;
+    b.compiler_version = r.compiler_version;
+    b.diagnostics = r.diagnostics;
+    b.wall_s = r.wall_s;
+    return b;
+}
+
+backend::cpu::build_record build_source(const evaluation_context& ctx, const std::filesystem::path& source) {
+    const auto ext = source.extension().string();
+    if (ext != ".cpp" && ext != ".cc" && ext != ".cxx" && ext != ".c")
+        throw usage_error("candidate '" + source.string() + "': extension '" + ext +
+                          "' is not supported by the cpu backend (use .cpp, .cc, .cxx or .c)");
+    backend::cpu::build_request req;
+    req.source = source;
+    req.flags = ctx.spec.build.flags;
+    for (const auto& d : ctx.spec.build.include_dirs) req.include_dirs.push_back(ctx.spec.op_dir / d);
+    req.abi_include_dir = platform::abi_include_dir();
+    req.cache_dir = ctx.cache_dir;
+    backend::cpu::cpu_builder builder(ctx.commands);
+    return builder.build(req);
+}
+
+// Index events by (kind, id).
+struct event_index {
+    std::map<int, const json*> case_start, case_result, bench_start, bench_result;
+    std::map<int, std::string> last_stage;
+
+    explicit event_index(const std::vector<json>& events) {
+        for (const auto& e : events) {
+            const auto kind = e.value("event", "");
+            const int id = e.value("id", -1);
+            if (kind == "case_start") case_start[id] = &e;
+            else if (kind == "case_result") case_result[id] = &e;
+            else if (kind == "stage") last_stage[id] = e.value("stage", "");
+            else if (kind == "bench_start") bench_start[id] = &e;
+            else if (kind == "bench_result") bench_result[id] = &e;
+        }
+    }
+};
+
+using judged_calls = std::vector<std::pair<call_judgement, std::string>>;
+
+gate_report interpret_gate(const runner::job& job, const runner_session& s, bool partial, const std::string& gate_k,
+                           const std::vector<std::uint64_t>& seeds, judged_calls& judged) {
+    gate_report g;
+    g.partial = partial;
+    g.gate_k = gate_k;
+    g.seeds = seeds;
+    g.runner_failure = s.describe_failure();
+    const event_index idx(s.events);
+    bool all_pass = true;
+    for (const auto& c : job.gate) {
+        const auto& plan = job.calls[static_cast<std::size_t>(c.call)];
+        case_report r;
+        r.id = c.id;
+        r.mode = plan.mode;
+        r.shape = plan.shape;
+        r.trial = c.trial;
+        r.seed = c.seed;
+        if (auto it = idx.case_result.find(c.id); it != idx.case_result.end()) {
+            const auto verdict = judge_call(plan, *it->second);
+            judged.emplace_back(verdict, plan.get_label() + " trial " + std::to_string(c.trial));
+            r.pass = verdict.pass;
+            r.reason = verdict.reason;
+            if (it->second->contains("same_address_recheck")) {
+                const auto recheck = judge_call(plan, it->second->at("same_address_recheck"));
+                judged.emplace_back(recheck, plan.get_label() + " trial " + std::to_string(c.trial) +
+                                                 " same-address recheck");
+                if (r.pass && !recheck.pass) {
+                    r.pass = false;
+                    r.reason = "called again with new input values at the same addresses: " + recheck.reason;
+                }
+            }
+            r.outputs = verdict.outputs;
+            r.call_s = it->second->value("call_s", 0.0);
+            if (it->second->contains("deterministic")) r.deterministic = it->second->at("deterministic").get<bool>();
+        } else if (idx.case_start.count(c.id) != 0) {
+            const auto stage = idx.last_stage.count(c.id) ? idx.last_stage.at(c.id) : std::string("candidate");
+            r.reason = g.runner_failure.empty() ? "no result" : g.runner_failure + " in the " + stage;
+        } else {
+            r.reason = g.runner_failure.empty() ? "not run" : "not run: " + g.runner_failure;
+        }
+        all_pass = all_pass && r.pass;
+        g.cases.push_back(std::move(r));
+    }
+    g.pass = all_pass && s.finished && s.fatal.empty();
+    return g;
+}
+
+bench_report interpret_bench(const runner::job& job, const runner_session& s, const spec::op_spec& spec,
+                             judged_calls& judged) {
+    bench_report b;
+    b.ran = true;
+    b.evict_bytes = job.evict_bytes;
+    b.runner_failure = s.describe_failure();
+    const event_index idx(s.events);
+    bool all_ok = true;
+    for (const auto& item : job.bench) {
+        const auto& plan = job.calls[static_cast<std::size_t>(item.call)];
+        b.seed = item.seed;
+        bench_shape_report r;
+        r.mode = plan.mode;
+        r.shape = plan.shape;
+        if (const auto* m = spec.find_mode(plan.mode)) {
+            if (m->flops) r.flops = static_cast<double>(m->flops->eval(plan.dims));
+            if (m->bytes) r.bytes = static_cast<double>(m->bytes->eval(plan.dims));
+        }
+        if (auto it = idx.bench_result.find(item.id); it != idx.bench_result.end()) {
+            const json& e = *it->second;
+            if (e.contains("error")) {
+                r.error = "the candidate returned " + std::to_string(e.value("return_code", 0)) + " at " +
+                          e.value("error", "") + " call " + std::to_string(e.value("sample", 0));
+            } else {
+                r.samples_s = e.at("samples_s").get<std::vector<double>>();
+                r.stop_reason = e.value("stop_reason", "");
+                r.warmup_calls = e.value("warmup_calls", 0);
+                r.input_sets = e.value("input_sets", 0);
+                r.flush_bytes = e.value("flush_bytes", std::uint64_t{0});
+                if (!r.samples_s.empty()) r.stats_s = measure::summarize(r.samples_s);
+                for (const auto& chk : e.value("checks", json::array())) {
+                    ++r.checks_total;
+                    const auto verdict = judge_call(plan, chk);
+                    judged.emplace_back(verdict, plan.get_label() + " timed sample " + std::to_string(chk.value("sample", 0)));
+                    if (!verdict.pass) {
+                        ++r.checks_failed;
+                        if (r.first_check_failure.empty())
+                            r.first_check_failure = "sample " + std::to_string(chk.value("sample", 0)) +
+                                                    " (new input values at the same addresses): " + verdict.reason;
+                    }
+                }
+                r.ok = r.checks_failed == 0 && r.stats_s.has_value();
+                if (r.checks_failed > 0)
+                    r.error = std::to_string(r.checks_failed) + " of " + std::to_string(r.checks_total) +
+                              " timed calls checked failed; first: " + r.first_check_failure;
+            }
+        } else if (idx.bench_start.count(item.id) != 0) {
+            r.error = (b.runner_failure.empty() ? std::string("no result") : b.runner_failure) + " while timing";
+        } else {
+            r.error = b.runner_failure.empty() ? "not run" : "not run: " + b.runner_failure;
+        }
+        all_ok = all_ok && r.ok;
+        b.shapes.push_back(std::move(r));
+    }
+    b.ok = all_ok && s.finished;
+    return b;
+}
+
+integrity_check make_check(std::string name, check_status st, std::string detail) {
+    return integrity_check{std::move(name), st, std::move(detail)};
+}
+
+std::vector<integrity_check> integrity_checks(const gate_report& g, const bench_report& b,
+                                              const judged_calls& judged) {
+    std::vector<integrity_check> out;
+    int unwritten = 0, red = 0, changed = 0;
+    std::string first_unwritten, first_red, first_changed;
+    for (const auto& [j, where] : judged) {
+        if (j.unwritten_outputs && unwritten++ == 0) first_unwritten = where + ": " + j.reason;
+        if (j.red_zone_damage && red++ == 0) first_red = where + ": " + j.reason;
+        if (j.inputs_changed && changed++ == 0) first_changed = where + ": " + j.reason;
+    }
+    const bool any = !judged.empty();
+    auto status_of = [&](int n) { return !any ? check_status::skipped : n == 0 ? check_status::pass : check_status::fail; };
+    out.push_back(make_check("poison_unwritten_outputs", status_of(unwritten),
+                             unwritten ? first_unwritten : "every output element written in every checked call"));
+    out.push_back(make_check("red_zones", status_of(red), red ? first_red : "no write outside any buffer"));
+    out.push_back(make_check("inputs_unchanged", status_of(changed),
+                             changed ? first_changed : "inputs bit-identical after every checked call"));
+
+    int det_runs = 0, det_bad = 0;
+    for (const auto& c : g.cases)
+        if (c.deterministic) {
+            ++det_runs;
+            if (!*c.deterministic) ++det_bad;
+        }
+    out.push_back(make_check("determinism_rerun",
+                             det_runs == 0 ? check_status::skipped : det_bad ? check_status::warn : check_status::pass,
+                             det_runs == 0 ? "not run"
+                                           : std::to_string(det_runs - det_bad) + " of " + std::to_string(det_runs) +
+                                                 " re-runs on the same inputs gave identical bits"));
+    if (!b.ran) {
+        out.push_back(make_check("timed_output_checks", check_status::skipped, "bench not run"));
+    } else {
+        int total = 0, failed = 0;
+        std::string first;
+        for (const auto& s : b.shapes) {
+            total += s.checks_total;
+            failed += s.checks_failed;
+            if (first.empty() && !s.first_check_failure.empty()) first = s.mode + "/" + s.shape + " " + s.first_check_failure;
+        }
+        out.push_back(make_check("timed_output_checks",
+                                 total == 0 ? check_status::warn : failed ? check_status::fail : check_status::pass,
+                                 failed ? first
+                                        : std::to_string(total) + " timed calls with new inputs at the same addresses checked"));
+    }
+    out.push_back(make_check("seed_drawn_at_check_time", g.seeds.size() >= 3 ? check_status::pass : check_status::fail,
+                             "trial seeds: " + [&] {
+                                 std::string s;
+                                 for (auto x : g.seeds) s += (s.empty() ? "" : ", ") + std::to_string(x);
+                                 return s;
+                             }()));
+    return out;
+}
+
+}  // namespace
+
+environment_info collect_environment(const evaluation_context& ctx) {
+    environment_info e;
+    e.host_cpu = platform::cpu_model();
+    e.logical_cpus = platform::logical_cpus();
+    e.llc_bytes = platform::last_level_cache_bytes();
+    e.flags = ctx.spec.build.flags;
+    e.kloop_version = build_info::version;
+    e.kloop_commit = build_info::git_commit;
+    e.kloop_dirty = build_info::git_dirty;
+    e.build_type = build_info::build_type;
+    const auto git = platform::git_state_of(std::filesystem::absolute(ctx.candidate).parent_path(), ctx.commands);
+    e.git_available = git.available;
+    e.git_commit = git.commit;
+    e.git_dirty = git.dirty;
+    return e;
+}
+
+evaluation evaluate(const evaluation_context& ctx) {
+    evaluation ev;
+    ev.op = ctx.spec.name;
+    ev.candidate = ctx.candidate.string();
+    ev.env = collect_environment(ctx);
+
+    // Phase 1: build. The reference failing to build is the spec's problem, not the candidate's.
+    const auto ref_build = build_source(ctx, ctx.spec.reference);
+    ev.reference_build = summarize_build(ref_build);
+    if (!ref_build.ok)
+        throw build_error("the reference '" + ctx.spec.reference.string() + "' failed to build:\n" + ref_build.diagnostics);
+    const auto cand_build = build_source(ctx, ctx.candidate);
+    ev.candidate_build = summarize_build(cand_build);
+    ev.env.compiler = cand_build.compiler_version;
+    if (!cand_build.ok) {
+        ev.status = disposition::build_failed;
+        ev.reason = "the candidate failed to build";
+        ev.integrity = integrity_checks(ev.gate, ev.bench, {});
+        return ev;
+    }
+
+    // Phase 2: gate, in its own runner process.
+    const std::uint64_t drawn = ctx.options.seed.value_or(draw_seed());
+    const auto seeds = gate_seeds(ctx.spec, std::max(3, ctx.options.trials), drawn);
+    auto gate_job = build_gate_job(ctx.spec, ctx.options, seeds);
+    gate_job.candidate_lib = cand_build.library.string();
+    gate_job.reference_lib = ref_build.library.string();
+    const auto gate_session = run_runner(gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands);
+    if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
+    judged_calls judged;
+    ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
+
+    if (!ev.gate.pass) {
+        ev.status = disposition::gate_failed;
+        ev.reason = "the gate is red";
+        ev.integrity = integrity_checks(ev.gate, ev.bench, judged);
+        return ev;
+    }
+
+    // Phase 3: bench, in a fresh runner process (green gate only).
+    if (ctx.options.bench) {
+        const std::uint64_t evict = ctx.options.evict_bytes ? ctx.options.evict_bytes : 2 * ev.env.llc_bytes;
+        auto bench_job = build_bench_job(ctx.spec, ctx.options, derive_seed(drawn, "bench"), evict);
+        bench_job.candidate_lib = gate_job.candidate_lib;
+        bench_job.reference_lib = gate_job.reference_lib;
+        const double timeout = ctx.options.timeout_s +
+                               static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 10.0);
+        const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands);
+        if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
+        ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
+        if (!ev.bench.ok) {
+            ev.status = disposition::gate_failed;
+            ev.reason = "the bench failed: a timed call was rejected";
+            for (const auto& s : ev.bench.shapes)
+                if (!s.ok) {
+                    ev.reason = s.mode + "/" + s.shape + ": " + s.error;
+                    break;
+                }
+        }
+    }
+    ev.integrity = integrity_checks(ev.gate, ev.bench, judged);
+    return ev;
+}
+
+}  // namespace kloop::eval

@@ -1,0 +1,35 @@
+// kloop eval: evaluate one candidate end to end — build, gate, bench — in explicit phases.
+//
+// Responsibility: the pipeline behind `kloop verify` (and each loop iteration): build the
+// reference and the candidate (cached), run the gate in one runner process, judge every case,
+// and only on a green gate run the bench in a second runner process and summarise its raw
+// samples. Each phase's outcome is recorded; a failing phase ends the evaluation with a
+// disposition and a reason. Never throws for anything the candidate does.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "eval/evaluation.hpp"
+#include "eval/evaluation_options.hpp"
+#include "platform/subprocess.hpp"
+#include "spec/op_spec.hpp"
+
+namespace kloop::eval {
+
+struct evaluation_context {
+    const spec::op_spec& spec;
+    std::filesystem::path candidate;       // source file
+    evaluation_options options;
+    platform::command_runner_base& commands;
+    std::filesystem::path cache_dir;       // build cache
+    std::filesystem::path scratch_dir;     // where jobs, events and runner logs go
+};
+
+[[nodiscard]] evaluation evaluate(const evaluation_context& ctx);
+
+// The environment line: host, compiler, kloop build, the candidate's git state.
+[[nodiscard]] environment_info collect_environment(const evaluation_context& ctx);
+
+}  // namespace kloop::eval

@@ -1,0 +1,140 @@
+// kloop eval: spec + options -> runner jobs.
+#include "eval/plan_builder.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "core/error.hpp"
+#include "eval/keyword_filter.hpp"
+
+namespace kloop::eval {
+
+namespace {
+
+runner::tensor_plan resolve_tensor(const spec::tensor_spec& t, const spec::dim_env& dims) {
+    runner::tensor_plan p;
+    p.name = t.name;
+    p.type = t.type;
+    for (const auto& e : t.shape) p.shape.push_back(e.eval(dims));
+    p.init = t.init.text;
+    p.inout = t.inout;
+    p.tol = t.tol;
+    return p;
+}
+
+runner::call_plan resolve_call(const spec::mode_spec& m, const spec::shape_spec& sh) {
+    runner::call_plan c;
+    c.mode = m.name;
+    c.shape = sh.name;
+    c.entry = m.entry;
+    c.reference_entry = m.reference_entry.empty() ? m.entry : m.reference_entry;
+    c.dims = sh.dims;
+    for (const auto& t : m.inputs) c.inputs.push_back(resolve_tensor(t, sh.dims));
+    for (const auto& t : m.outputs) c.outputs.push_back(resolve_tensor(t, sh.dims));
+    c.params = m.params;
+    return c;
+}
+
+std::vector<const spec::mode_spec*> selected_modes(const spec::op_spec& s, const evaluation_options& o) {
+    std::vector<const spec::mode_spec*> out;
+    if (o.modes.empty()) {
+        for (const auto& m : s.modes) out.push_back(&m);
+        return out;
+    }
+    for (const auto& name : o.modes) {
+        const auto* m = s.find_mode(name);
+        if (m == nullptr) {
+            std::string known;
+            for (const auto& x : s.modes) known += (known.empty() ? "" : ", ") + x.name;
+            throw usage_error("option --mode '" + name + "': the spec has no such mode (modes: " + known + ")");
+        }
+        out.push_back(m);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> gate_seeds(const spec::op_spec& s, int trials, std::uint64_t drawn) {
+    std::vector<std::uint64_t> seeds;
+    for (int t = 0; t < trials; ++t) {
+        if (t < 2) seeds.push_back(s.fixed_seeds[t]);
+        else seeds.push_back(drawn + static_cast<std::uint64_t>(t - 2));
+    }
+    return seeds;
+}
+
+std::uint64_t draw_seed() {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+runner::job build_gate_job(const spec::op_spec& s, const evaluation_options& o,
+                           const std::vector<std::uint64_t>& seeds) {
+    runner::job j;
+    j.phase = runner::job_phase::gate;
+    std::optional<keyword_filter> filter;
+    if (!o.gate_k.empty()) filter = keyword_filter::parse(o.gate_k);
+    int id = 0;
+    for (const auto* m : selected_modes(s, o)) {
+        for (const auto& sh : s.shapes) {
+            if (!sh.gate) continue;
+            if (filter && !filter->matches(sh.name)) continue;
+            j.calls.push_back(resolve_call(*m, sh));
+            const int call = static_cast<int>(j.calls.size()) - 1;
+            for (std::size_t t = 0; t < seeds.size(); ++t)
+                j.gate.push_back({id++, call, static_cast<int>(t), seeds[t]});
+        }
+    }
+    if (j.gate.empty())
+        throw usage_error("option --gate-k '" + o.gate_k + "': selects no gate shape");
+    return j;
+}
+
+rotation_plan plan_rotation(std::uint64_t set_bytes, std::uint64_t evict_bytes, int fixed_sets,
+                            std::uint64_t memory_budget) {
+    rotation_plan r;
+    set_bytes = std::max<std::uint64_t>(set_bytes, 1);
+    if (fixed_sets > 0) {
+        r.input_sets = fixed_sets;
+    } else {
+        std::uint64_t sets = (evict_bytes + set_bytes - 1) / set_bytes + 1;
+        sets = std::min<std::uint64_t>(sets, 64);
+        sets = std::min<std::uint64_t>(sets, memory_budget / set_bytes);
+        r.input_sets = static_cast<int>(std::max<std::uint64_t>(sets, 2));
+    }
+    const std::uint64_t covered = static_cast<std::uint64_t>(r.input_sets - 1) * set_bytes;
+    r.flush_bytes = covered >= evict_bytes ? 0 : evict_bytes - covered;
+    return r;
+}
+
+runner::job build_bench_job(const spec::op_spec& s, const evaluation_options& o, std::uint64_t seed,
+                            std::uint64_t evict_bytes) {
+    runner::job j;
+    j.phase = runner::job_phase::bench;
+    j.evict_bytes = evict_bytes;
+    int id = 0;
+    for (const auto* m : selected_modes(s, o)) {
+        for (const auto& sh : s.shapes) {
+            if (!sh.bench) continue;
+            j.calls.push_back(resolve_call(*m, sh));
+            runner::bench_item b;
+            b.id = id++;
+            b.call = static_cast<int>(j.calls.size()) - 1;
+            b.seed = seed;
+            std::uint64_t set_bytes = 0;
+            for (const auto* ts : {&j.calls.back().inputs, &j.calls.back().outputs})
+                for (const auto& t : *ts) set_bytes += static_cast<std::uint64_t>(t.numel()) * size_bytes(t.type);
+            const auto rot = plan_rotation(set_bytes, evict_bytes, o.input_sets);
+            b.input_sets = rot.input_sets;
+            b.flush_bytes = rot.flush_bytes;
+            b.check_every = o.check_every;
+            b.max_checks = o.max_checks;
+            b.stop = o.stop;
+            j.bench.push_back(b);
+        }
+    }
+    return j;
+}
+
+}  // namespace kloop::eval

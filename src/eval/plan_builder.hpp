@@ -1,0 +1,42 @@
+// kloop eval: turn an op spec and evaluation options into runner jobs.
+//
+// Responsibility: resolve every (mode, shape) the run covers into a runner::call_plan (concrete
+// shapes from dim expressions, params, tolerances), choose the gate seeds (the spec's two fixed
+// seeds plus seeds drawn now, so no candidate can know them in advance), apply --mode and
+// --gate-k, and lay out the gate cases and bench items. Pure: no I/O, no processes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "eval/evaluation_options.hpp"
+#include "runner/job.hpp"
+#include "spec/op_spec.hpp"
+
+namespace kloop::eval {
+
+// Seeds for trials 0..n-1: the spec's fixed seeds, then `drawn` (and drawn+k for more trials).
+[[nodiscard]] std::vector<std::uint64_t> gate_seeds(const spec::op_spec& s, int trials, std::uint64_t drawn);
+
+// A fresh seed from std::random_device (the "drawn at check time" trial).
+[[nodiscard]] std::uint64_t draw_seed();
+
+// Throws usage_error if --mode names an unknown mode or --gate-k selects no gate shape.
+[[nodiscard]] runner::job build_gate_job(const spec::op_spec& s, const evaluation_options& o,
+                                         const std::vector<std::uint64_t>& seeds);
+// `evict_bytes`: cold traffic wanted between two uses of one input set (2 x last-level cache).
+// Each bench item rotates enough input sets (each with its own buffers) to cover it, within a
+// memory budget; what rotation cannot cover is written by an explicit flush between samples.
+[[nodiscard]] runner::job build_bench_job(const spec::op_spec& s, const evaluation_options& o,
+                                          std::uint64_t seed, std::uint64_t evict_bytes);
+
+struct rotation_plan {
+    int input_sets = 2;
+    std::uint64_t flush_bytes = 0;
+};
+// sets = ceil(evict / set_bytes) + 1 clamped to [2, 64] and to memory_budget / set_bytes;
+// flush = evict - (sets - 1) * set_bytes when positive. `fixed_sets` > 0 forces the set count.
+[[nodiscard]] rotation_plan plan_rotation(std::uint64_t set_bytes, std::uint64_t evict_bytes, int fixed_sets,
+                                          std::uint64_t memory_budget = std::uint64_t{1} << 30);
+
+}  // namespace kloop::eval

@@ -1,0 +1,34 @@
+// kloop eval: one runner process — write the job, spawn kloop-runner, collect its events.
+//
+// Responsibility: the process boundary between the orchestrator and candidate code. The job is
+// written into a scratch directory, the runner runs with a wall-clock timeout in its own process
+// group, and every event it flushed before exiting (or dying) is read back. A crash, a hang or
+// garbage output of the runner is reported in the session, never thrown.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "platform/subprocess.hpp"
+#include "runner/job.hpp"
+
+namespace kloop::eval {
+
+struct runner_session {
+    platform::process_result process;
+    std::vector<nlohmann::json> events;
+    bool finished = false;                 // the runner wrote its "done" event
+    std::string fatal;                     // the runner's "fatal" message, if any
+    std::string output_tail;               // last lines of the runner's stdout+stderr (candidate prints)
+
+    // "killed by SIGSEGV (signal 11)", "timed out after 5.0 s", "exited with 2: …" — empty when fine.
+    [[nodiscard]] std::string describe_failure() const;
+};
+
+[[nodiscard]] runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir,
+                                        double timeout_s, platform::command_runner_base& commands);
+
+}  // namespace kloop::eval

@@ -1,0 +1,144 @@
+// kloop report: evaluation → JSON.
+#include "report/evaluation_json.hpp"
+
+#include <cmath>
+
+#include "check/tolerance_judge.hpp"
+
+namespace kloop::report {
+
+using nlohmann::json;
+
+namespace {
+
+json number(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return v;
+}
+
+json build_json(const eval::build_summary& b) {
+    return {{"ok", b.ok},
+            {"cache_hit", b.cache_hit},
+            {"library", b.library},
+            {"argv", b.argv},
+            {"compiler_version", b.compiler_version},
+            {"diagnostics", b.diagnostics},
+            {"wall_s", b.wall_s}};
+}
+
+json errors_json(const check::compare_metrics& m) {
+    return {{"max_abs", number(m.max_abs)},       {"max_rel", number(m.max_rel)},
+            {"rel_rms", number(m.rel_rms)},       {"mismatches", m.mismatches},
+            {"first_bad_index", m.first_bad},     {"nan", m.nan_count},
+            {"inf", m.inf_count},                 {"n", m.n}};
+}
+
+json gate_json(const eval::gate_report& g) {
+    json cases = json::array();
+    for (const auto& c : g.cases) {
+        // A row's reason: the case's first failure, unless that failure is this output's own
+        // comparison, which is then given in the output's words.
+        auto row_reason = [&](const eval::output_report* o) -> std::string {
+            if (c.pass) return "";
+            if (o != nullptr && !o->pass && c.reason.rfind("output '" + o->name + "'", 0) == 0) return o->reason;
+            return c.reason;
+        };
+        auto row = [&](const eval::output_report* o) {
+            json r = {{"id", c.id},
+                      {"mode", c.mode},
+                      {"shape", c.shape},
+                      {"trial", c.trial},
+                      {"seed", c.seed},
+                      {"output", o ? json(o->name) : json(nullptr)},
+                      {"status", (o ? o->pass && c.pass : c.pass) ? "pass" : "fail"},
+                      {"errors", o ? errors_json(o->metrics) : json(nullptr)},
+                      {"reason", row_reason(o)}};
+            if (c.deterministic) r["deterministic"] = *c.deterministic;
+            return r;
+        };
+        if (c.outputs.empty()) cases.push_back(row(nullptr));
+        for (const auto& o : c.outputs) cases.push_back(row(&o));
+    }
+    return {{"status", g.pass ? "pass" : "fail"},
+            {"partial", g.partial},
+            {"gate_k", g.gate_k},
+            {"seeds", g.seeds},
+            {"runner_failure", g.runner_failure},
+            {"cases", cases}};
+}
+
+json bench_json(const eval::bench_report& b) {
+    json shapes = json::array();
+    for (const auto& s : b.shapes) {
+        json r = {{"mode", s.mode},
+                  {"shape", s.shape},
+                  {"ok", s.ok},
+                  {"error", s.error},
+                  {"stop_reason", s.stop_reason},
+                  {"warmup_calls", s.warmup_calls},
+                  {"input_sets", s.input_sets},
+                  {"flush_bytes", s.flush_bytes},
+                  {"checks_total", s.checks_total},
+                  {"checks_failed", s.checks_failed}};
+        if (s.flops) r["flops"] = *s.flops;
+        if (s.bytes) r["bytes"] = *s.bytes;
+        if (s.stats_s) {
+            const auto& st = *s.stats_s;
+            r["n"] = st.n;
+            r["median_ms"] = st.median * 1e3;
+            r["mean_ms"] = st.mean * 1e3;
+            r["std_ms"] = st.stdev * 1e3;
+            r["min_ms"] = st.min * 1e3;
+            r["max_ms"] = st.max * 1e3;
+            r["p10_ms"] = st.p10 * 1e3;
+            r["p90_ms"] = st.p90 * 1e3;
+            r["q1_ms"] = st.q1 * 1e3;
+            r["q3_ms"] = st.q3 * 1e3;
+            r["iqr_ms"] = st.iqr * 1e3;
+            r["cv"] = number(st.cv);
+            if (s.flops && st.median > 0) r["gflops"] = *s.flops / st.median * 1e-9;
+            if (s.bytes && st.median > 0) r["gbps"] = *s.bytes / st.median * 1e-9;
+            json raw = json::array();
+            for (double x : s.samples_s) raw.push_back(x * 1e3);
+            r["samples_ms"] = raw;
+        } else {
+            r["n"] = 0;
+        }
+        shapes.push_back(std::move(r));
+    }
+    return {{"ran", b.ran},
+            {"status", !b.ran ? "not_run" : b.ok ? "pass" : "fail"},
+            {"seed", b.seed},
+            {"evict_bytes", b.evict_bytes},
+            {"runner_failure", b.runner_failure},
+            {"shapes", shapes}};
+}
+
+}  // namespace
+
+json to_json(const eval::evaluation& e) {
+    json integrity = json::array();
+    for (const auto& c : e.integrity)
+        integrity.push_back({{"name", c.name}, {"status", eval::to_string(c.status)}, {"detail", c.detail}});
+    return {{"schema_version", evaluation_schema_version},
+            {"kloop", {{"version", e.env.kloop_version}, {"commit", e.env.kloop_commit}, {"dirty", e.env.kloop_dirty},
+                       {"build_type", e.env.build_type}}},
+            {"command_line", e.command_line},
+            {"op", e.op},
+            {"candidate", e.candidate},
+            {"status", eval::to_string(e.status)},
+            {"reason", e.reason},
+            {"env", {{"host_cpu", e.env.host_cpu},
+                     {"logical_cpus", e.env.logical_cpus},
+                     {"llc_bytes", e.env.llc_bytes},
+                     {"compiler", e.env.compiler},
+                     {"flags", e.env.flags},
+                     {"git", {{"available", e.env.git_available}, {"commit", e.env.git_commit}, {"dirty", e.env.git_dirty}}}}},
+            {"build", {{"candidate", build_json(e.candidate_build)}, {"reference", build_json(e.reference_build)}}},
+            {"gate", gate_json(e.gate)},
+            {"bench", bench_json(e.bench)},
+            {"integrity", integrity}};
+}
+
+}  // namespace kloop::report

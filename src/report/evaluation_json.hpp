@@ -1,0 +1,32 @@
+// kloop report: the JSON record of one evaluation (`kloop verify --json`).
+//
+// Responsibility: format eval::evaluation as the documented, versioned JSON object (docs/cli.md,
+// "JSON output"). Schema (schema_version 1):
+//   schema_version, kloop {version, commit, dirty}, command_line[], op, candidate,
+//   status ("passed" | "gate_failed" | "build_failed"), reason,
+//   env {host_cpu, logical_cpus, llc_bytes, compiler, flags[], git {available, commit, dirty}},
+//   build {candidate, reference: {ok, cache_hit, library, argv[], compiler_version, diagnostics, wall_s}},
+//   gate {status "pass"|"fail", partial, gate_k, seeds[], runner_failure,
+//         cases[] {id, mode, shape, trial, seed, output (name | null), status "pass"|"fail",
+//                  errors {max_abs, max_rel, rel_rms, mismatches, first_bad_index, nan, inf} | null,
+//                  reason, deterministic (trial 0)}},
+//   bench {ran, status, seed, evict_bytes, runner_failure,
+//          shapes[] {mode, shape, ok, error, n, median_ms, mean_ms, std_ms, min_ms, max_ms, p10_ms,
+//                    p90_ms, q1_ms, q3_ms, iqr_ms, cv, stop_reason, warmup_calls, input_sets,
+//                    flush_bytes, checks_total,
+//                    checks_failed, flops, bytes, gflops, gbps, samples_ms[]}},
+//   integrity[] {name, status "pass"|"warn"|"fail"|"skipped", detail}
+// Non-finite numbers are written as the strings "inf", "-inf", "nan".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "eval/evaluation.hpp"
+
+namespace kloop::report {
+
+inline constexpr int evaluation_schema_version = 1;
+
+[[nodiscard]] nlohmann::json to_json(const eval::evaluation& e);
+
+}  // namespace kloop::report

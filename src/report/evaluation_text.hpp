@@ -1,0 +1,17 @@
+// kloop report: the terse console view of one evaluation (`kloop verify` without --json).
+//
+// Responsibility: environment line, build lines, the gate verdict with every failed case and its
+// reason, the bench table and the integrity checks. Formatting only; the JSON record is the
+// complete one.
+#pragma once
+
+#include <string>
+
+#include "eval/evaluation.hpp"
+
+namespace kloop::report {
+
+[[nodiscard]] std::string environment_line(const eval::environment_info& env);
+[[nodiscard]] std::string to_text(const eval::evaluation& e);
+
+}  // namespace kloop::report

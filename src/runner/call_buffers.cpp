@@ -1,0 +1,153 @@
+// kloop runner: buffers and kl_args for one call.
+#include "runner/call_buffers.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "check/input_generator.hpp"
+#include "core/rng.hpp"
+#include "spec/initializer.hpp"
+
+namespace kloop::runner {
+
+namespace {
+
+kl_tensor make_tensor(const tensor_plan& t, void* data) {
+    kl_tensor k{};
+    k.name = t.name.c_str();
+    k.data = data;
+    k.dtype = static_cast<kl_dtype>(to_abi(t.type));
+    k.device = KL_HOST;
+    if (t.shape.size() > KL_MAX_DIMS)
+        throw std::runtime_error("tensor '" + t.name + "' has more than KL_MAX_DIMS dims");
+    k.ndim = static_cast<int32_t>(t.shape.size());
+    std::int64_t stride = 1;
+    for (int d = k.ndim - 1; d >= 0; --d) {
+        k.shape[d] = t.shape[static_cast<std::size_t>(d)];
+        k.strides[d] = stride;
+        stride *= k.shape[d];
+    }
+    return k;
+}
+
+}  // namespace
+
+call_buffers::call_buffers(const call_plan& plan) : m_plan(plan) {
+    for (const auto& t : plan.inputs) {
+        m_inputs.emplace_back(t.type, t.numel());
+        m_inits.push_back(spec::initializer::parse(t.init.empty() ? "normal(0, 1)" : t.init));
+    }
+    for (const auto& t : plan.outputs) m_outputs.emplace_back(t.type, t.numel());
+    m_pristine.resize(m_inputs.size());
+    for (const auto& p : plan.params) {
+        kl_param q{};
+        q.name = p.name.c_str();
+        q.f64 = p.value;
+        q.i64 = static_cast<std::int64_t>(p.value);
+        m_params.push_back(q);
+    }
+    for (const auto& [name, value] : plan.dims) m_dim_names.push_back(name);
+    std::size_t i = 0;
+    for (const auto& [name, value] : plan.dims) m_dims.push_back(kl_dim{m_dim_names[i++].c_str(), value});
+    rebuild_args();
+    poison_outputs();
+}
+
+void call_buffers::rebuild_args() {
+    m_in_tensors.clear();
+    m_out_tensors.clear();
+    for (std::size_t i = 0; i < m_inputs.size(); ++i)
+        m_in_tensors.push_back(make_tensor(m_plan.inputs[i], m_inputs[i].data()));
+    for (std::size_t i = 0; i < m_outputs.size(); ++i)
+        m_out_tensors.push_back(make_tensor(m_plan.outputs[i], m_outputs[i].data()));
+    m_args.abi_version = KL_ABI_VERSION;
+    m_args.n_inputs = static_cast<int32_t>(m_in_tensors.size());
+    m_args.inputs = m_in_tensors.data();
+    m_args.n_outputs = static_cast<int32_t>(m_out_tensors.size());
+    m_args.outputs = m_out_tensors.data();
+    m_args.n_params = static_cast<int32_t>(m_params.size());
+    m_args.params = m_params.data();
+    m_args.n_dims = static_cast<int32_t>(m_dims.size());
+    m_args.dims = m_dims.data();
+    m_args.stream = nullptr;
+}
+
+void call_buffers::remember_pristine(std::size_t i) {
+    const auto* p = static_cast<const unsigned char*>(m_inputs[i].data());
+    m_pristine[i].assign(p, p + m_inputs[i].bytes());
+}
+
+void call_buffers::fill_inputs(std::uint64_t seed) {
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        const auto& t = m_plan.inputs[i];
+        check::fill_input(m_inits[i], t.type, m_inputs[i].data(), t.numel(), m_plan.dims, derive_seed(seed, t.name));
+        remember_pristine(i);
+    }
+}
+
+void call_buffers::fill_inputs_shifted(const call_buffers& source, std::uint64_t seed) {
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        const auto& t = m_plan.inputs[i];
+        const auto kind = m_inits[i].kind;
+        const bool iid = kind == spec::init_kind::normal || kind == spec::init_kind::uniform ||
+                         kind == spec::init_kind::randint || kind == spec::init_kind::logsigmoid_normal;
+        const auto n = static_cast<std::uint64_t>(t.numel());
+        if (!iid || n < 2) {
+            check::fill_input(m_inits[i], t.type, m_inputs[i].data(), t.numel(), m_plan.dims, derive_seed(seed, t.name));
+        } else {
+            rng r(derive_seed(seed, t.name));
+            const std::uint64_t shift = 1 + r.next_below(n - 1);  // never 0: every position changes source
+            const std::size_t elem = size_bytes(t.type);
+            const auto* src = static_cast<const unsigned char*>(source.m_inputs[i].data());
+            auto* dst = static_cast<unsigned char*>(m_inputs[i].data());
+            std::memcpy(dst, src + shift * elem, (n - shift) * elem);
+            std::memcpy(dst + (n - shift) * elem, src, shift * elem);
+        }
+        remember_pristine(i);
+    }
+}
+
+void call_buffers::poison_outputs() {
+    for (auto& o : m_outputs) o.poison();
+}
+
+std::uint64_t call_buffers::get_input_bytes() const {
+    std::uint64_t n = 0;
+    for (const auto& b : m_inputs) n += b.bytes();
+    return n;
+}
+
+std::vector<input_change> call_buffers::find_changed_inputs() const {
+    std::vector<input_change> changed;
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        if (m_plan.inputs[i].inout) continue;
+        const auto* now = static_cast<const unsigned char*>(m_inputs[i].data());
+        const auto& before = m_pristine[i];
+        if (std::memcmp(now, before.data(), before.size()) == 0) continue;
+        const std::size_t elem = size_bytes(m_plan.inputs[i].type);
+        std::size_t b = 0;
+        while (b < before.size() && now[b] == before[b]) ++b;
+        changed.push_back({m_plan.inputs[i].name, static_cast<std::int64_t>(b / elem)});
+    }
+    return changed;
+}
+
+std::vector<red_zone_violation> call_buffers::find_red_zone_violations() const {
+    std::vector<red_zone_violation> bad;
+    auto scan = [&](const std::vector<check::guarded_buffer>& bufs, const std::vector<tensor_plan>& plans) {
+        for (std::size_t i = 0; i < bufs.size(); ++i)
+            if (auto off = bufs[i].first_redzone_violation()) bad.push_back({plans[i].name, *off});
+    };
+    scan(m_inputs, m_plan.inputs);
+    scan(m_outputs, m_plan.outputs);
+    return bad;
+}
+
+void call_buffers::copy_inputs_from(const call_buffers& other) {
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        std::memcpy(m_inputs[i].data(), other.m_inputs[i].data(), m_inputs[i].bytes());
+        m_pristine[i] = other.m_pristine[i];
+    }
+}
+
+}  // namespace kloop::runner

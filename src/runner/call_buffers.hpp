@@ -1,0 +1,78 @@
+// kloop runner: the host buffers of one call and the kl_args that points at them.
+//
+// Responsibility: allocate every input and output of a call_plan in guarded buffers (red zones
+// on both sides), fill inputs from their initialisers with a seed, poison outputs, keep a
+// pristine copy of the inputs to prove the call did not modify them, and expose a kl_args view
+// whose pointers stay valid for the object's lifetime. One object = one set of addresses; the
+// bench reuses it across samples and refills its inputs in place ("new values, same address").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/guarded_buffer.hpp"
+#include "kloop/kernel.h"
+#include "runner/job.hpp"
+#include "spec/initializer.hpp"
+
+namespace kloop::runner {
+
+struct input_change {
+    std::string name;
+    std::int64_t first_changed = -1;  // flat element index of the first changed element
+};
+
+struct red_zone_violation {
+    std::string name;
+    std::int64_t byte_offset = 0;     // relative to the buffer's first byte; negative = before
+};
+
+class call_buffers {
+public:
+    explicit call_buffers(const call_plan& plan);
+    call_buffers(const call_buffers&) = delete;
+    call_buffers& operator=(const call_buffers&) = delete;
+
+    // Fill every input from its initialiser with seed-derived streams; remember a pristine copy.
+    void fill_inputs(std::uint64_t seed);
+    // Cheap new values for the bench: inputs whose initialiser draws every element independently
+    // (normal, uniform, randint, logsigmoid_normal) get `source`'s values circularly shifted by a
+    // seed-derived offset — a fresh arrangement of a valid sample, at memcpy speed; structured
+    // ones (cu_seqlens, arange, const) are generated from the seed. Same addresses as before.
+    void fill_inputs_shifted(const call_buffers& source, std::uint64_t seed);
+    void poison_outputs();
+
+    [[nodiscard]] const kl_args& get_args() const noexcept { return m_args; }
+    [[nodiscard]] const call_plan& get_plan() const noexcept { return m_plan; }
+    [[nodiscard]] const check::guarded_buffer& get_output(std::size_t i) const { return m_outputs.at(i); }
+    [[nodiscard]] const check::guarded_buffer& get_input(std::size_t i) const { return m_inputs.at(i); }
+    [[nodiscard]] std::uint64_t get_input_bytes() const;
+
+    // Inputs not marked inout whose bytes differ from the pristine copy.
+    [[nodiscard]] std::vector<input_change> find_changed_inputs() const;
+    // Red-zone damage on any input or output.
+    [[nodiscard]] std::vector<red_zone_violation> find_red_zone_violations() const;
+    // Copy the input values (not addresses) of another buffer set with the same plan.
+    void copy_inputs_from(const call_buffers& other);
+
+private:
+    void rebuild_args();
+
+    void remember_pristine(std::size_t i);
+
+    const call_plan& m_plan;
+    std::vector<spec::initializer> m_inits;
+    std::vector<check::guarded_buffer> m_inputs;
+    std::vector<check::guarded_buffer> m_outputs;
+    std::vector<std::vector<unsigned char>> m_pristine;
+    std::vector<kl_tensor> m_in_tensors;
+    std::vector<kl_tensor> m_out_tensors;
+    std::vector<kl_param> m_params;
+    std::vector<kl_dim> m_dims;
+    std::vector<std::string> m_dim_names;
+    kl_args m_args{};
+};
+
+}  // namespace kloop::runner

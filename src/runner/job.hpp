@@ -1,0 +1,86 @@
+// kloop runner: the job the orchestrator hands to a runner process, and its JSON form.
+//
+// Responsibility: the fully resolved description of one runner invocation — which libraries to
+// load, which calls (mode × shape with concrete tensor shapes, inits, params, tolerances) to
+// make, the gate cases (call × trial × seed) and the bench items. The orchestrator builds it
+// from the spec (eval/plan_builder), writes it as JSON, and the runner executes it without
+// reading op.toml. Versioned: a runner refuses a job whose schema_version it does not know.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/dtype.hpp"
+#include "measure/stopping_rule.hpp"
+#include "spec/op_spec.hpp"
+
+namespace kloop::runner {
+
+inline constexpr int job_schema_version = 1;
+
+struct tensor_plan {
+    std::string name;
+    kloop::dtype type = kloop::dtype::f32;
+    std::vector<std::int64_t> shape;
+    std::string init;              // initializer text (inputs); parsed by the runner
+    bool inout = false;
+    spec::tolerance tol;           // outputs
+
+    [[nodiscard]] std::int64_t numel() const;
+};
+
+// One (mode, shape) call with everything resolved.
+struct call_plan {
+    std::string mode;
+    std::string shape;
+    std::string entry;
+    std::string reference_entry;
+    spec::dim_env dims;
+    std::vector<tensor_plan> inputs;
+    std::vector<tensor_plan> outputs;
+    std::vector<spec::param_spec> params;
+
+    [[nodiscard]] std::string get_label() const { return mode + "/" + shape; }
+};
+
+struct gate_case {
+    int id = 0;
+    int call = 0;                  // index into job::calls
+    int trial = 0;
+    std::uint64_t seed = 0;
+};
+
+struct bench_item {
+    int id = 0;
+    int call = 0;
+    std::uint64_t seed = 0;
+    int input_sets = 2;            // rotated between samples (each set has its own addresses)
+    std::uint64_t flush_bytes = 0; // written between samples, on top of the rotation, to evict caches
+    int check_every = 8;           // every Nth sample gets new input values, and is checked,
+    int max_checks = 16;           // up to this many per item
+    int warmup_min_calls = 3;
+    double warmup_min_s = 0.05;
+    measure::stopping_config stop;
+};
+
+enum class job_phase { gate, bench };
+[[nodiscard]] std::string to_string(job_phase p);
+
+struct job {
+    int schema_version = job_schema_version;
+    job_phase phase = job_phase::gate;
+    std::string candidate_lib;
+    std::string reference_lib;
+    std::vector<call_plan> calls;
+    std::vector<gate_case> gate;
+    std::vector<bench_item> bench;
+    std::uint64_t evict_bytes = 0; // cold traffic wanted between two uses of one input set (2 x LLC)
+};
+
+void to_json(nlohmann::json& j, const job& x);
+void from_json(const nlohmann::json& j, job& x);  // throws std::runtime_error on a bad job
+
+}  // namespace kloop::runner

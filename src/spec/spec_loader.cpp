@@ -1,0 +1,705 @@
+// kloop spec: op.toml → op_spec, with every rule of docs/spec.md checked.
+//
+// The only translation unit that includes toml++. Each section of the file has one reader
+// method; each reader first rejects unknown keys (with a near-miss suggestion), then reads and
+// checks its fields. Cross-section rules (a gate shape exists, every tensor has positive sizes
+// in every shape) run last. Every problem becomes a kloop::spec_error carrying the line of the
+// offending node — or of the enclosing table when the node is missing — and its dotted field.
+#include "spec/spec_loader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "core/error.hpp"
+#include "spec/spellcheck.hpp"
+
+namespace kloop::spec {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double max_exact_integer = 9007199254740992.0;  // 2^53
+
+int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+int line_of(const toml::key& k) { return static_cast<int>(k.source().begin.line); }
+
+std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+        case toml::node_type::string: return "a string";
+        case toml::node_type::integer: return "an integer";
+        case toml::node_type::floating_point: return "a float";
+        case toml::node_type::boolean: return "a boolean";
+        case toml::node_type::array: return "an array";
+        case toml::node_type::table: return "a table";
+        case toml::node_type::date:
+        case toml::node_type::time:
+        case toml::node_type::date_time: return "a date/time";
+        case toml::node_type::none: break;
+    }
+    return "nothing";
+}
+
+std::string format_number(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+std::string join(const std::string& where, std::string_view key) {
+    return where.empty() ? std::string(key) : where + "." + std::string(key);
+}
+
+std::string index(const std::string& where, std::size_t i) {
+    return where + "[" + std::to_string(i) + "]";
+}
+
+std::string list(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "" : ", ") + w;
+    return out;
+}
+
+bool is_c_identifier(std::string_view s) {
+    if (s.empty()) return false;
+    auto start = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+    if (!start(s.front())) return false;
+    return std::all_of(s.begin(), s.end(),
+                       [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
+}
+
+// Names that end up in file names and reports: [A-Za-z0-9_-]+.
+bool is_plain_name(std::string_view s) {
+    if (s.empty()) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-';
+    });
+}
+
+// toml++ keeps a table's entries sorted by key; users expect the order they wrote (modes,
+// params), so entries are re-sorted by their position in the file.
+std::vector<std::pair<const toml::key*, const toml::node*>> in_file_order(const toml::table& t) {
+    std::vector<std::pair<const toml::key*, const toml::node*>> out;
+    for (auto&& [k, v] : t) out.emplace_back(&k, &v);
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+        const auto& pa = a.first->source().begin;
+        const auto& pb = b.first->source().begin;
+        return std::pair(pa.line, pa.column) < std::pair(pb.line, pb.column);
+    });
+    return out;
+}
+
+fs::path absolute_path(const fs::path& p) {
+    std::error_code ec;
+    fs::path abs = fs::absolute(p, ec);
+    if (ec) abs = p;
+    fs::path canon = fs::weakly_canonical(abs, ec);
+    return ec ? abs.lexically_normal() : canon;
+}
+
+class loader {
+public:
+    loader(std::string file, fs::path op_dir, fs::path spec_file)
+        : m_file(std::move(file)), m_op_dir(std::move(op_dir)), m_spec_file(std::move(spec_file)) {}
+
+    op_spec load(const toml::table& root) {
+        m_spec.op_dir = m_op_dir;
+        m_spec.spec_file = m_spec_file;
+        check_keys(root, "", {"op", "build", "dims", "shapes", "modes"});
+        read_op(root);
+        read_build(root);
+        read_dims(root);
+        read_shapes(root);
+        read_modes(root);
+        check_sizes();
+        return std::move(m_spec);
+    }
+
+private:
+    std::string m_file;
+    fs::path m_op_dir;
+    fs::path m_spec_file;
+    op_spec m_spec;
+    int m_shapes_line = 0;
+
+    [[noreturn]] void fail(int line, const std::string& field, const std::string& why) const {
+        throw spec_error(m_file, line, field, why);
+    }
+
+    // ---- generic field access -----------------------------------------------------------
+
+    void check_keys(const toml::table& t, const std::string& where,
+                    std::initializer_list<const char*> allowed) const {
+        std::vector<std::string> names(allowed.begin(), allowed.end());
+        for (auto&& [k, v] : t) {
+            (void)v;
+            const std::string key(k.str());
+            if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+            const std::string in = where.empty() ? "at top level" : "in " + where;
+            std::string why = "unknown field '" + key + "' " + in;
+            if (auto near = closest_match(key, names))
+                why += "; did you mean '" + *near + "'?";
+            else
+                why += "; expected one of: " + list(names);
+            fail(line_of(k), join(where, key), why);
+        }
+    }
+
+    const toml::node* find(const toml::table& t, std::string_view key) const {
+        return t.get(key);
+    }
+
+    const toml::table& require_table(const toml::table& parent, int parent_line,
+                                     const std::string& where, std::string_view key,
+                                     const std::string& what) const {
+        const toml::node* n = find(parent, key);
+        if (n == nullptr) fail(parent_line, join(where, key), "missing required " + what);
+        if (!n->is_table())
+            fail(line_of(*n), join(where, key), "must be a table, got " + type_name(*n));
+        return *n->as_table();
+    }
+
+    std::string read_string(const toml::node& n, const std::string& field) const {
+        if (!n.is_string()) fail(line_of(n), field, "must be a string, got " + type_name(n));
+        return n.as_string()->get();
+    }
+
+    std::string require_string(const toml::table& t, const std::string& where,
+                               std::string_view key) const {
+        const toml::node* n = find(t, key);
+        if (n == nullptr) fail(line_of(t), join(where, key), "missing required field '" + std::string(key) + "'");
+        return read_string(*n, join(where, key));
+    }
+
+    std::optional<std::string> optional_string(const toml::table& t, const std::string& where,
+                                               std::string_view key) const {
+        const toml::node* n = find(t, key);
+        if (n == nullptr) return std::nullopt;
+        return read_string(*n, join(where, key));
+    }
+
+    double read_number(const toml::node& n, const std::string& field) const {
+        if (n.is_integer()) return static_cast<double>(n.as_integer()->get());
+        if (n.is_floating_point()) {
+            const double v = n.as_floating_point()->get();
+            if (!std::isfinite(v)) fail(line_of(n), field, "must be a finite number");
+            return v;
+        }
+        fail(line_of(n), field, "must be a number, got " + type_name(n));
+    }
+
+    const toml::array& read_array(const toml::node& n, const std::string& field) const {
+        if (!n.is_array()) fail(line_of(n), field, "must be an array, got " + type_name(n));
+        return *n.as_array();
+    }
+
+    std::vector<std::pair<std::string, int>> read_string_list(const toml::node& n,
+                                                              const std::string& field) const {
+        std::vector<std::pair<std::string, int>> out;
+        const toml::array& arr = read_array(n, field);
+        for (std::size_t i = 0; i < arr.size(); ++i)
+            out.emplace_back(read_string(*arr.get(i), index(field, i)), line_of(*arr.get(i)));
+        return out;
+    }
+
+    // An array whose every element is a table: [[x]] or [ {..}, {..} ].
+    const toml::array& read_table_array(const toml::node& n, const std::string& field,
+                                        const std::string& hint) const {
+        if (!n.is_array())
+            fail(line_of(n), field, "must be an array of tables (" + hint + "), got " + type_name(n));
+        const toml::array& arr = *n.as_array();
+        for (std::size_t i = 0; i < arr.size(); ++i)
+            if (!arr.get(i)->is_table())
+                fail(line_of(*arr.get(i)), index(field, i),
+                     "must be a table (" + hint + "), got " + type_name(*arr.get(i)));
+        return arr;
+    }
+
+    // A path relative to the op directory that must name an existing regular file or folder.
+    fs::path read_relative_path(const std::string& text, int line, const std::string& field,
+                                bool want_directory) const {
+        if (text.empty()) fail(line, field, "must not be empty");
+        const fs::path rel(text);
+        if (rel.is_absolute())
+            fail(line, field, "'" + text + "' must be a path relative to the op directory");
+        const fs::path abs = absolute_path(m_op_dir / rel);
+        std::error_code ec;
+        const fs::file_status st = fs::status(abs, ec);
+        if (ec || !fs::exists(st))
+            fail(line, field, "'" + text + "' does not exist (looked for '" + abs.string() + "')");
+        if (want_directory && !fs::is_directory(st))
+            fail(line, field, "'" + text + "' is not a directory");
+        if (!want_directory && !fs::is_regular_file(st))
+            fail(line, field, "'" + text + "' is not a regular file");
+        return abs;
+    }
+
+    dim_expr read_dim_expr(const toml::node& n, const std::string& field) const {
+        std::string text;
+        if (n.is_integer())
+            text = std::to_string(n.as_integer()->get());
+        else if (n.is_string())
+            text = n.as_string()->get();
+        else
+            fail(line_of(n), field, "must be a dim expression (a string such as \"N*D\") or an integer, got " +
+                                        type_name(n));
+        dim_expr e;
+        try {
+            e = dim_expr::parse(text);
+        } catch (const std::invalid_argument& ex) {
+            fail(line_of(n), field, ex.what());
+        }
+        check_declared(e, line_of(n), field);
+        return e;
+    }
+
+    void check_declared(const dim_expr& e, int line, const std::string& field) const {
+        for (const std::string& name : e.get_names()) {
+            if (std::find(m_spec.dims.begin(), m_spec.dims.end(), name) != m_spec.dims.end())
+                continue;
+            fail(line, field, "undeclared dim '" + name + "' in '" + e.get_text() + "'" +
+                                  did_you_mean(name, m_spec.dims) + "; declared dims: " +
+                                  list(m_spec.dims));
+        }
+    }
+
+    // ---- [op] ---------------------------------------------------------------------------
+
+    void read_op(const toml::table& root) {
+        const toml::table& op = require_table(root, 0, "", "op", "table [op]");
+        check_keys(op, "op", {"name", "description", "backend", "reference", "frozen", "seeds"});
+
+        m_spec.name = require_string(op, "op", "name");
+        if (!is_plain_name(m_spec.name))
+            fail(line_of(*find(op, "name")), "op.name",
+                 "'" + m_spec.name + "' may only contain letters, digits, '_' and '-'");
+
+        m_spec.description = optional_string(op, "op", "description").value_or("");
+
+        if (auto b = optional_string(op, "op", "backend")) {
+            auto kind = backend_from_string(*b);
+            if (!kind)
+                fail(line_of(*find(op, "backend")), "op.backend",
+                     "unknown backend '" + *b + "'" + did_you_mean(*b, {"cpu", "cuda", "python"}) +
+                         "; expected one of: cpu, cuda, python");
+            m_spec.backend = *kind;
+        }
+
+        const std::string ref = require_string(op, "op", "reference");
+        m_spec.reference = read_relative_path(ref, line_of(*find(op, "reference")), "op.reference", false);
+
+        // op.toml and the reference are always frozen; listed files follow, without repeats.
+        m_spec.frozen = {m_spec_file};
+        if (m_spec.reference != m_spec_file) m_spec.frozen.push_back(m_spec.reference);
+        if (const toml::node* fr = find(op, "frozen")) {
+            const auto files = read_string_list(*fr, "op.frozen");
+            for (std::size_t i = 0; i < files.size(); ++i) {
+                const fs::path p = read_relative_path(files[i].first, files[i].second,
+                                                      index("op.frozen", i), false);
+                if (std::find(m_spec.frozen.begin(), m_spec.frozen.end(), p) == m_spec.frozen.end())
+                    m_spec.frozen.push_back(p);
+            }
+        }
+
+        if (const toml::node* seeds = find(op, "seeds")) {
+            const toml::array& arr = read_array(*seeds, "op.seeds");
+            if (arr.size() != 2)
+                fail(line_of(*seeds), "op.seeds",
+                     "must list exactly 2 seeds (gate trials 0 and 1), got " + std::to_string(arr.size()));
+            for (std::size_t i = 0; i < 2; ++i) {
+                const toml::node& s = *arr.get(i);
+                if (!s.is_integer() || s.as_integer()->get() < 0)
+                    fail(line_of(s), index("op.seeds", i), "must be a non-negative integer");
+                m_spec.fixed_seeds[i] = static_cast<std::uint64_t>(s.as_integer()->get());
+            }
+            if (m_spec.fixed_seeds[0] == m_spec.fixed_seeds[1])
+                fail(line_of(*seeds), "op.seeds", "the two seeds must differ");
+        }
+    }
+
+    // ---- [build] ------------------------------------------------------------------------
+
+    void read_build(const toml::table& root) {
+        const toml::node* n = find(root, "build");
+        if (n == nullptr) return;
+        if (!n->is_table()) fail(line_of(*n), "build", "must be a table, got " + type_name(*n));
+        const toml::table& build = *n->as_table();
+        check_keys(build, "build", {"flags", "include_dirs"});
+        if (const toml::node* f = find(build, "flags"))
+            for (auto& [flag, line] : read_string_list(*f, "build.flags")) {
+                (void)line;
+                m_spec.build.flags.push_back(flag);
+            }
+        if (const toml::node* d = find(build, "include_dirs")) {
+            const auto dirs = read_string_list(*d, "build.include_dirs");
+            for (std::size_t i = 0; i < dirs.size(); ++i)
+                m_spec.build.include_dirs.push_back(
+                    read_relative_path(dirs[i].first, dirs[i].second, index("build.include_dirs", i), true)
+                        .string());
+        }
+    }
+
+    // ---- [dims] -------------------------------------------------------------------------
+
+    void read_dims(const toml::table& root) {
+        const toml::table& dims = require_table(root, 0, "", "dims", "table [dims]");
+        check_keys(dims, "dims", {"names"});
+        const toml::node* n = find(dims, "names");
+        if (n == nullptr) fail(line_of(dims), "dims.names", "missing required field 'names'");
+        const auto names = read_string_list(*n, "dims.names");
+        if (names.empty()) fail(line_of(*n), "dims.names", "must declare at least one dim");
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const auto& [name, line] = names[i];
+            if (!is_c_identifier(name))
+                fail(line, index("dims.names", i),
+                     "'" + name + "' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)");
+            if (std::find(m_spec.dims.begin(), m_spec.dims.end(), name) != m_spec.dims.end())
+                fail(line, index("dims.names", i), "dim '" + name + "' is declared twice");
+            m_spec.dims.push_back(name);
+        }
+    }
+
+    // ---- [[shapes]] ---------------------------------------------------------------------
+
+    void read_shapes(const toml::table& root) {
+        const toml::node* n = find(root, "shapes");
+        if (n == nullptr) fail(0, "shapes", "missing required [[shapes]]: list at least one shape");
+        m_shapes_line = line_of(*n);
+        const toml::array& arr = read_table_array(*n, "shapes", "write each shape as [[shapes]]");
+        if (arr.empty()) fail(line_of(*n), "shapes", "must list at least one shape");
+        for (std::size_t i = 0; i < arr.size(); ++i)
+            m_spec.shapes.push_back(read_shape(*arr.get(i)->as_table(), index("shapes", i)));
+        if (std::none_of(m_spec.shapes.begin(), m_spec.shapes.end(),
+                         [](const shape_spec& s) { return s.gate; }))
+            fail(m_shapes_line, "shapes",
+                 "no shape is marked for the gate; add \"gate\" to the `use` of at least one shape");
+    }
+
+    shape_spec read_shape(const toml::table& t, const std::string& where) {
+        check_keys(t, where, {"name", "dims", "use"});
+        shape_spec s;
+        s.line = line_of(t);
+        s.name = require_string(t, where, "name");
+        if (!is_plain_name(s.name))
+            fail(line_of(*find(t, "name")), join(where, "name"),
+                 "'" + s.name + "' may only contain letters, digits, '_' and '-'");
+        if (const shape_spec* first = m_spec.find_shape(s.name))
+            fail(line_of(*find(t, "name")), join(where, "name"),
+                 "duplicate shape name '" + s.name + "' (first defined at line " +
+                     std::to_string(first->line) + ")");
+
+        const toml::table& dims = require_table(t, s.line, where, "dims", "field 'dims'");
+        const std::string dims_where = join(where, "dims");
+        for (auto [k, v] : in_file_order(dims)) {
+            const std::string name(k->str());
+            const std::string field = join(dims_where, name);
+            if (std::find(m_spec.dims.begin(), m_spec.dims.end(), name) == m_spec.dims.end())
+                fail(line_of(*k), field,
+                     "undeclared dim '" + name + "'" + did_you_mean(name, m_spec.dims) +
+                         "; declared dims: " + list(m_spec.dims));
+            if (!v->is_integer())
+                fail(line_of(*v), field, "must be a positive integer, got " + type_name(*v));
+            const std::int64_t value = v->as_integer()->get();
+            if (value <= 0)
+                fail(line_of(*v), field, "must be a positive integer, got " + std::to_string(value));
+            s.dims[name] = value;
+        }
+        for (const std::string& d : m_spec.dims)
+            if (s.dims.find(d) == s.dims.end())
+                fail(line_of(dims), join(dims_where, d),
+                     "shape '" + s.name + "' does not give dim '" + d + "' (every declared dim is required)");
+
+        const toml::node* use = find(t, "use");
+        if (use == nullptr)
+            fail(s.line, join(where, "use"),
+                 "missing required field 'use' (\"gate\", \"bench\" or both)");
+        const auto uses = read_string_list(*use, join(where, "use"));
+        if (uses.empty())
+            fail(line_of(*use), join(where, "use"), "must not be empty: use \"gate\", \"bench\" or both");
+        for (std::size_t i = 0; i < uses.size(); ++i) {
+            const auto& [word, line] = uses[i];
+            const std::string field = index(join(where, "use"), i);
+            bool& flag = word == "gate" ? s.gate : s.bench;
+            if (word != "gate" && word != "bench")
+                fail(line, field, "unknown use '" + word + "'" + did_you_mean(word, {"gate", "bench"}) +
+                                      "; expected \"gate\" or \"bench\"");
+            if (flag) fail(line, field, "'" + word + "' is listed twice");
+            flag = true;
+        }
+        return s;
+    }
+
+    // ---- [modes.<name>] -----------------------------------------------------------------
+
+    void read_modes(const toml::table& root) {
+        const toml::table& modes = require_table(root, 0, "", "modes", "[modes.<name>] table (for example [modes.fwd])");
+        if (modes.empty()) fail(line_of(modes), "modes", "must define at least one mode");
+        for (auto [k, v] : in_file_order(modes)) {
+            const std::string name(k->str());
+            const std::string where = join("modes", name);
+            if (!is_plain_name(name))
+                fail(line_of(*k), where, "mode name '" + name + "' may only contain letters, digits, '_' and '-'");
+            if (!v->is_table())
+                fail(line_of(*v), where, "must be a table ([" + where + "]), got " + type_name(*v));
+            m_spec.modes.push_back(read_mode(*v->as_table(), name, where));
+        }
+    }
+
+    mode_spec read_mode(const toml::table& t, const std::string& name, const std::string& where) {
+        check_keys(t, where, {"entry", "reference_entry", "params", "flops", "bytes", "inputs", "outputs"});
+        mode_spec m;
+        m.name = name;
+        m.line = line_of(t);
+
+        m.entry = require_string(t, where, "entry");
+        if (!is_c_identifier(m.entry))
+            fail(line_of(*find(t, "entry")), join(where, "entry"),
+                 "'" + m.entry + "' is not a C identifier");
+        m.reference_entry = optional_string(t, where, "reference_entry").value_or(m.entry);
+        if (!is_c_identifier(m.reference_entry))
+            fail(line_of(*find(t, "reference_entry")), join(where, "reference_entry"),
+                 "'" + m.reference_entry + "' is not a C identifier");
+
+        if (const toml::node* p = find(t, "params")) {
+            const std::string pw = join(where, "params");
+            if (!p->is_table())
+                fail(line_of(*p), pw, "must be a table such as { eps = 1e-6 }, got " + type_name(*p));
+            for (auto [k, v] : in_file_order(*p->as_table())) {
+                param_spec ps;
+                ps.name = std::string(k->str());
+                const std::string field = join(pw, ps.name);
+                if (!is_c_identifier(ps.name))
+                    fail(line_of(*k), field, "'" + ps.name + "' is not a C identifier");
+                ps.is_integer = v->is_integer();
+                ps.value = read_number(*v, field);
+                if (ps.is_integer && std::fabs(ps.value) > max_exact_integer)
+                    fail(line_of(*v), field, "integer parameters must satisfy |v| <= 2^53");
+                m.params.push_back(ps);
+            }
+        }
+        if (const toml::node* f = find(t, "flops")) m.flops = read_dim_expr(*f, join(where, "flops"));
+        if (const toml::node* b = find(t, "bytes")) m.bytes = read_dim_expr(*b, join(where, "bytes"));
+
+        std::map<std::string, int, std::less<>> seen;  // tensor name -> line
+        if (const toml::node* in = find(t, "inputs")) {
+            const std::string iw = join(where, "inputs");
+            const toml::array& arr = read_table_array(*in, iw, "{ name = ..., dtype = ..., shape = [...] }");
+            for (std::size_t i = 0; i < arr.size(); ++i)
+                m.inputs.push_back(read_tensor(*arr.get(i)->as_table(), index(iw, i), true, name, seen));
+        }
+        const toml::node* out = find(t, "outputs");
+        const std::string ow = join(where, "outputs");
+        if (out == nullptr) fail(m.line, ow, "missing required field 'outputs' (at least one output)");
+        const toml::array& arr = read_table_array(*out, ow, "{ name = ..., dtype = ..., shape = [...], atol = ... }");
+        if (arr.empty()) fail(line_of(*out), ow, "must list at least one output");
+        for (std::size_t i = 0; i < arr.size(); ++i)
+            m.outputs.push_back(read_tensor(*arr.get(i)->as_table(), index(ow, i), false, name, seen));
+        return m;
+    }
+
+    tensor_spec read_tensor(const toml::table& t, const std::string& where, bool is_input,
+                            const std::string& mode, std::map<std::string, int, std::less<>>& seen) {
+        if (is_input)
+            check_keys(t, where, {"name", "dtype", "shape", "init", "inout"});
+        else
+            check_keys(t, where, {"name", "dtype", "shape", "atol", "rtol", "rel_rms"});
+        tensor_spec ts;
+        ts.line = line_of(t);
+
+        ts.name = require_string(t, where, "name");
+        const int name_line = line_of(*find(t, "name"));
+        if (!is_c_identifier(ts.name))
+            fail(name_line, join(where, "name"), "'" + ts.name + "' is not a C identifier");
+        if (auto it = seen.find(ts.name); it != seen.end())
+            fail(name_line, join(where, "name"),
+                 "duplicate tensor name '" + ts.name + "' in mode '" + mode + "' (first at line " +
+                     std::to_string(it->second) + "; names are unique across inputs and outputs)");
+        seen.emplace(ts.name, ts.line);
+
+        const std::string dt = require_string(t, where, "dtype");
+        auto type = dtype_from_string(dt);
+        if (!type)
+            fail(line_of(*find(t, "dtype")), join(where, "dtype"),
+                 "unknown dtype '" + dt + "'" +
+                     did_you_mean(dt, {"f32", "f16", "bf16", "f64", "i32", "i64"}) +
+                     "; expected one of: f32, f16, bf16, f64, i32, i64");
+        ts.type = *type;
+
+        const toml::node* shape = find(t, "shape");
+        if (shape == nullptr)
+            fail(ts.line, join(where, "shape"), "missing required field 'shape' (use [] for a scalar)");
+        const toml::array& dims = read_array(*shape, join(where, "shape"));
+        for (std::size_t i = 0; i < dims.size(); ++i)
+            ts.shape.push_back(read_dim_expr(*dims.get(i), index(join(where, "shape"), i)));
+
+        if (is_input) {
+            read_init(t, where, ts);
+            if (const toml::node* io = find(t, "inout")) {
+                if (!io->is_boolean())
+                    fail(line_of(*io), join(where, "inout"), "must be true or false, got " + type_name(*io));
+                ts.inout = io->as_boolean()->get();
+            }
+        } else {
+            read_tolerance(t, where, ts);
+        }
+        return ts;
+    }
+
+    void read_init(const toml::table& t, const std::string& where, tensor_spec& ts) const {
+        const std::string field = join(where, "init");
+        const toml::node* n = find(t, "init");
+        const int line = n ? line_of(*n) : ts.line;
+        const std::string text = n ? read_string(*n, field) : std::string("normal(0, 1)");
+        try {
+            ts.init = initializer::parse(text);
+        } catch (const std::invalid_argument& e) {
+            fail(line, field, e.what());
+        }
+        if (ts.init.kind == init_kind::cu_seqlens) {
+            if (is_floating(ts.type))
+                fail(line, field, "cu_seqlens needs an integer dtype (i32 or i64), got " +
+                                      std::string(to_string(ts.type)));
+            if (ts.shape.size() != 1)
+                fail(line, field, "cu_seqlens needs a 1-d shape (n+1 offsets), got " +
+                                      std::to_string(ts.shape.size()) + " dims");
+            check_declared(ts.init.total, line, field);
+        }
+    }
+
+    void read_tolerance(const toml::table& t, const std::string& where, tensor_spec& ts) const {
+        auto read = [&](std::string_view key) -> std::optional<double> {
+            const toml::node* n = find(t, key);
+            if (n == nullptr) return std::nullopt;
+            const std::string field = join(where, key);
+            const double v = read_number(*n, field);
+            if (v < 0.0) fail(line_of(*n), field, "must be >= 0, got " + format_number(v));
+            return v;
+        };
+        ts.tol.atol = read("atol");
+        ts.tol.rtol = read("rtol");
+        ts.tol.rel_rms = read("rel_rms");
+        if (!ts.tol.atol && !ts.tol.rtol && !ts.tol.rel_rms)
+            fail(ts.line, where,
+                 "output '" + ts.name + "' has no tolerance; give at least one of atol, rtol, rel_rms");
+    }
+
+    // ---- cross-section rules ------------------------------------------------------------
+
+    // Every tensor of every mode must have positive sizes (and a representable byte count) in
+    // every shape; cost formulas must evaluate to a non-negative int64.
+    void check_sizes() const {
+        for (const shape_spec& s : m_spec.shapes) {
+            const std::string in_shape = "in shape '" + s.name + "' (line " + std::to_string(s.line) + ")";
+            for (const mode_spec& m : m_spec.modes) {
+                const std::string mw = join("modes", m.name);
+                for (std::size_t i = 0; i < m.inputs.size(); ++i)
+                    check_tensor(s, m.inputs[i], index(join(mw, "inputs"), i), in_shape);
+                for (std::size_t i = 0; i < m.outputs.size(); ++i)
+                    check_tensor(s, m.outputs[i], index(join(mw, "outputs"), i), in_shape);
+                check_cost(s, m.flops, m.line, join(mw, "flops"), in_shape);
+                check_cost(s, m.bytes, m.line, join(mw, "bytes"), in_shape);
+            }
+        }
+    }
+
+    std::int64_t eval_in(const shape_spec& s, const dim_expr& e, int line, const std::string& field,
+                         const std::string& in_shape) const {
+        try {
+            return e.eval(s.dims);
+        } catch (const std::exception& ex) {  // overflow_error, invalid_argument (division by 0)
+            fail(line, field, in_shape + ": " + ex.what());
+        }
+    }
+
+    void check_tensor(const shape_spec& s, const tensor_spec& ts, const std::string& where,
+                      const std::string& in_shape) const {
+        std::int64_t bytes = static_cast<std::int64_t>(size_bytes(ts.type));
+        for (std::size_t d = 0; d < ts.shape.size(); ++d) {
+            const std::string field = index(join(where, "shape"), d);
+            const std::int64_t v = eval_in(s, ts.shape[d], ts.line, field, in_shape);
+            if (v <= 0)
+                fail(ts.line, field,
+                     "tensor '" + ts.name + "' " + in_shape + ": dimension " + std::to_string(d) +
+                         " '" + ts.shape[d].get_text() + "' evaluates to " + std::to_string(v) +
+                         "; sizes must be positive");
+            if (__builtin_mul_overflow(bytes, v, &bytes))
+                fail(ts.line, join(where, "shape"),
+                     "tensor '" + ts.name + "' " + in_shape + ": its size in bytes overflows int64");
+        }
+        if (ts.init.kind == init_kind::cu_seqlens && ts.shape.size() == 1) {
+            const std::string field = join(where, "init");
+            const std::int64_t len = ts.shape[0].eval(s.dims);
+            const std::int64_t total = eval_in(s, ts.init.total, ts.line, field, in_shape);
+            if (len < 2)
+                fail(ts.line, field,
+                     "tensor '" + ts.name + "' " + in_shape +
+                         ": cu_seqlens needs at least 2 offsets (one sequence), the shape gives " +
+                         std::to_string(len));
+            if (total < len - 1)
+                fail(ts.line, field,
+                     "tensor '" + ts.name + "' " + in_shape + ": total " + std::to_string(total) +
+                         " is smaller than the number of sequences " + std::to_string(len - 1) +
+                         " (every sequence needs at least one element)");
+        }
+    }
+
+    void check_cost(const shape_spec& s, const std::optional<dim_expr>& e, int line,
+                    const std::string& field, const std::string& in_shape) const {
+        if (!e) return;
+        const std::int64_t v = eval_in(s, *e, line, field, in_shape);
+        if (v < 0)
+            fail(line, field, in_shape + ": '" + e->get_text() + "' evaluates to " +
+                                  std::to_string(v) + "; costs must be >= 0");
+    }
+};
+
+}  // namespace
+
+op_spec parse_op_spec(const std::string& text, const fs::path& file, const fs::path& op_dir) {
+    const std::string file_name = file.string();
+    toml::table root;
+    try {
+        root = toml::parse(std::string_view(text), std::string_view(file_name));
+    } catch (const toml::parse_error& e) {
+        throw spec_error(file_name, static_cast<int>(e.source().begin.line), "<syntax>",
+                         std::string(e.description()));
+    }
+    return loader(file_name, absolute_path(op_dir), absolute_path(file)).load(root);
+}
+
+op_spec load_op_spec(const fs::path& path) {
+    std::error_code ec;
+    fs::path file = fs::is_directory(path, ec) ? path / "op.toml" : path;
+    file = absolute_path(file);
+    const std::string name = file.string();
+
+    std::FILE* f = std::fopen(name.c_str(), "rb");
+    if (f == nullptr)
+        throw spec_error(name, 0, "op.toml", "cannot open file '" + name + "': " + std::strerror(errno));
+    std::string text;
+    char buf[65536];
+    std::size_t got = 0;
+    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
+    const bool failed = std::ferror(f) != 0;
+    const int err = errno;
+    std::fclose(f);
+    if (failed)
+        throw spec_error(name, 0, "op.toml", "cannot read file '" + name + "': " + std::strerror(err));
+    return parse_op_spec(text, file, file.parent_path());
+}
+
+}  // namespace kloop::spec

@@ -1,0 +1,53 @@
+// Test helper: run the real kloop executable (built beside the tests) and parse its JSON record.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "platform/subprocess.hpp"
+
+namespace kloop::testing {
+
+struct kloop_run {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+    nlohmann::json record;   // parsed stdout when it is JSON, else null
+};
+
+inline std::string source_dir() { return KLOOP_TEST_SOURCE_DIR; }
+inline std::string example_dir() { return source_dir() + "/examples/rmsnorm"; }
+
+// Runs `kloop <args...>` with KLOOP_HOME set to a cache shared by the integration tests.
+inline kloop_run run_kloop(const std::vector<std::string>& args, double timeout_s = 300) {
+    platform::process_request req;
+    req.argv = {std::string(KLOOP_TEST_BINARY_DIR) + "/src/kloop"};
+    req.argv.insert(req.argv.end(), args.begin(), args.end());
+    req.env_overrides = {{"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home"}};
+    req.timeout_s = timeout_s;
+    req.max_capture_bytes = 64 << 20;
+    platform::posix_command_runner runner;
+    const auto r = runner.run(req);
+    kloop_run k;
+    k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
+    k.out = r.stdout_text;
+    k.err = r.stderr_text;
+    k.record = nlohmann::json::parse(k.out, nullptr, false);
+    if (k.record.is_discarded()) k.record = nullptr;
+    return k;
+}
+
+// Quick bench settings so the suite stays fast; the stopping rule still applies.
+inline std::vector<std::string> quick_bench() {
+    return {"--min-samples", "10", "--min-time", "0.02", "--max-time", "0.3"};
+}
+
+inline const nlohmann::json* find_check(const nlohmann::json& record, const std::string& name) {
+    for (const auto& c : record.at("integrity"))
+        if (c.at("name") == name) return &c;
+    return nullptr;
+}
+
+}  // namespace kloop::testing

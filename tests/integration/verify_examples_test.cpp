@@ -1,0 +1,188 @@
+// Unit under test: `kloop verify` end to end on the CPU (kloop → kloop-runner → candidate .so),
+// on every version of examples/rmsnorm (must pass, with statistics) and every broken candidate
+// (must be rejected, each for its own reason).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kloop_process.hpp"
+
+namespace fs = std::filesystem;
+using kloop::testing::example_dir;
+using kloop::testing::find_check;
+using kloop::testing::quick_bench;
+using kloop::testing::run_kloop;
+
+namespace {
+
+kloop::testing::kloop_run verify(const std::string& candidate, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"verify", example_dir(), "--candidate", candidate, "--json"};
+    for (const auto& a : quick_bench()) args.push_back(a);
+    for (auto& a : extra) args.push_back(std::move(a));
+    return run_kloop(args);
+}
+
+std::string gate_reasons(const nlohmann::json& rec) {
+    std::string all;
+    for (const auto& c : rec.at("gate").at("cases"))
+        if (c.at("status") == "fail") all += c.at("reason").get<std::string>() + "\n";
+    return all;
+}
+
+}  // namespace
+
+class GoodVersionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GoodVersionTest, PassesGateAndIsBenchmarked) {
+    const auto r = verify(example_dir() + "/versions/" + GetParam());
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto& rec = r.record;
+    ASSERT_TRUE(rec.is_object());
+    EXPECT_EQ(rec.at("schema_version"), 1);
+    EXPECT_EQ(rec.at("status"), "passed");
+    EXPECT_EQ(rec.at("gate").at("status"), "pass");
+    EXPECT_FALSE(rec.at("gate").at("partial").get<bool>());
+    // 2 modes x 3 gate shapes x 3 trials, each with 2 outputs
+    EXPECT_EQ(rec.at("gate").at("cases").size(), 2u * 3u * 3u * 2u);
+    EXPECT_EQ(rec.at("gate").at("seeds").size(), 3u);
+    const auto& shapes = rec.at("bench").at("shapes");
+    ASSERT_EQ(shapes.size(), 2u * 3u);  // 2 modes x 3 bench shapes
+    for (const auto& s : shapes) {
+        EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_GE(s.at("n").get<int>(), 10);
+        EXPECT_GT(s.at("median_ms").get<double>(), 0.0);
+        EXPECT_LE(s.at("min_ms").get<double>(), s.at("median_ms").get<double>());
+        EXPECT_LE(s.at("p10_ms").get<double>(), s.at("p90_ms").get<double>());
+        EXPECT_EQ(s.at("samples_ms").size(), s.at("n").get<std::size_t>());
+        EXPECT_GE(s.at("checks_total").get<int>(), 1);
+        EXPECT_EQ(s.at("checks_failed").get<int>(), 0);
+    }
+    EXPECT_EQ(find_check(rec, "timed_output_checks")->at("status"), "pass");
+    EXPECT_EQ(find_check(rec, "inputs_unchanged")->at("status"), "pass");
+    EXPECT_EQ(find_check(rec, "red_zones")->at("status"), "pass");
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, GoodVersionTest,
+                         ::testing::Values("v0_naive.cpp", "v1_rowwise.cpp", "v2_streaming.cpp"));
+
+struct broken_case {
+    std::string file;
+    std::string reason_substring;  // must appear in a failing gate case's reason or the bench error
+    std::string failed_check;      // integrity check that must read "fail" ("" = none required)
+};
+
+void PrintTo(const broken_case& c, std::ostream* os) { *os << c.file; }
+
+class BrokenCandidateTest : public ::testing::TestWithParam<broken_case> {};
+
+TEST_P(BrokenCandidateTest, IsRejectedForItsOwnReason) {
+    const auto& p = GetParam();
+    const auto r = verify(example_dir() + "/broken/" + p.file, {"--timeout", "5"});
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    const auto& rec = r.record;
+    ASSERT_TRUE(rec.is_object()) << r.out;
+    EXPECT_EQ(rec.at("status"), "gate_failed");
+    std::string reasons = gate_reasons(rec) + rec.at("reason").get<std::string>();
+    EXPECT_NE(reasons.find(p.reason_substring), std::string::npos) << reasons;
+    if (!p.failed_check.empty()) {
+        const auto* c = find_check(rec, p.failed_check);
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(c->at("status"), "fail") << rec.at("integrity").dump(2);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, BrokenCandidateTest,
+    ::testing::Values(broken_case{"partial_write.cpp", "NaN", "poison_unwritten_outputs"},
+                      broken_case{"wrong_result.cpp", "output '", ""},
+                      broken_case{"crash.cpp", "SIGSEGV", ""},
+                      broken_case{"abort.cpp", "SIGABRT", ""},
+                      broken_case{"hang.cpp", "timed out after 5", ""},
+                      broken_case{"cached_output.cpp", "called again with new input values at the same addresses", ""},
+                      broken_case{"stale_after_warmup.cpp", "new input values at the same addresses", "timed_output_checks"},
+                      broken_case{"input_modified.cpp", "modified input 'x'", "inputs_unchanged"},
+                      broken_case{"nonzero_return.cpp", "the candidate returned 1", ""},
+                      broken_case{"red_zone_write.cpp", "red zone damaged", "red_zones"}),
+    [](const auto& info) { return fs::path(info.param.file).stem().string(); });
+
+TEST(VerifyTest, CompileErrorIsExit4WithDiagnostics) {
+    const auto dir = fs::temp_directory_path() / "kloop-it-build-fail";
+    fs::create_directories(dir);
+    const auto src = dir / "bad.cpp";
+    std::ofstream(src) << "#include \"kloop/kernel.h\"\nextern \"C\" int rmsnorm_fwd(const kl_args* a) { return oops; }\n";
+    const auto r = verify(src.string());
+    EXPECT_EQ(r.exit_code, 4) << r.err;
+    ASSERT_TRUE(r.record.is_object());
+    EXPECT_EQ(r.record.at("status"), "build_failed");
+    EXPECT_NE(r.record.at("build").at("candidate").at("diagnostics").get<std::string>().find("oops"), std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST(VerifyTest, MissingEntryPointIsRejectedNamingTheSymbol) {
+    const auto dir = fs::temp_directory_path() / "kloop-it-missing-entry";
+    fs::create_directories(dir);
+    const auto src = dir / "fwd_only.cpp";
+    std::ofstream(src) << "#include \"kloop/kernel.h\"\nextern \"C\" int rmsnorm_fwd(const kl_args*) { return 0; }\n";
+    const auto r = verify(src.string());
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    ASSERT_TRUE(r.record.is_object());
+    EXPECT_NE(r.record.at("gate").at("runner_failure").get<std::string>().find("rmsnorm_bwd"), std::string::npos)
+        << r.record.at("gate").dump();
+    fs::remove_all(dir);
+}
+
+TEST(VerifyTest, GateKSelectsShapesAndMarksPartial) {
+    const auto r = verify(example_dir() + "/versions/v1_rowwise.cpp", {"--gate-k", "n256", "--mode", "fwd", "--no-bench"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto& gate = r.record.at("gate");
+    EXPECT_TRUE(gate.at("partial").get<bool>());
+    for (const auto& c : gate.at("cases")) {
+        EXPECT_EQ(c.at("shape"), "n256_d1024");
+        EXPECT_EQ(c.at("mode"), "fwd");
+    }
+    EXPECT_EQ(r.record.at("bench").at("ran"), false);
+}
+
+TEST(VerifyTest, SecondVerifyHitsTheBuildCache) {
+    const auto cand = example_dir() + "/versions/v2_streaming.cpp";
+    (void)verify(cand, {"--no-bench"});
+    const auto r = verify(cand, {"--no-bench"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.record.at("build").at("candidate").at("cache_hit").get<bool>());
+    EXPECT_TRUE(r.record.at("build").at("reference").at("cache_hit").get<bool>());
+}
+
+TEST(VerifyTest, SeedReplayUsesTheGivenSeed) {
+    const auto r = verify(example_dir() + "/versions/v1_rowwise.cpp", {"--no-bench", "--seed", "12345"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.record.at("gate").at("seeds").at(2), 12345);
+}
+
+TEST(VerifyTest, UsageAndSpecErrorsAreExit2) {
+    auto r = run_kloop({"verify", example_dir(), "--candidate", "/no/such/file.cpp"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--candidate"), std::string::npos) << r.err;
+    r = run_kloop({"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp", "--bogus"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--bogus"), std::string::npos) << r.err;
+    r = run_kloop({"verify", "/no/such/op", "--candidate", example_dir() + "/versions/v1_rowwise.cpp"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("op.toml"), std::string::npos) << r.err;
+    r = run_kloop({"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp", "--mode", "fwdd"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--mode"), std::string::npos) << r.err;
+}
+
+TEST(VerifyTest, TextReportShowsEnvironmentGateAndBenchTable) {
+    std::vector<std::string> args = {"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp"};
+    for (const auto& a : quick_bench()) args.push_back(a);
+    const auto r = run_kloop(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("env: "), std::string::npos);
+    EXPECT_NE(r.out.find("kloop 0."), std::string::npos);
+    EXPECT_NE(r.out.find("gate: PASS"), std::string::npos);
+    EXPECT_NE(r.out.find("median_ms"), std::string::npos);
+    EXPECT_NE(r.out.find("n4096_d1024"), std::string::npos);
+    EXPECT_NE(r.out.find("result: PASSED"), std::string::npos);
+}

@@ -1,0 +1,115 @@
+// Unit under test: check/guarded_buffer — alignment, poison patterns, red-zone detection with
+// offsets, move semantics.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "check/element_access.hpp"
+#include "check/guarded_buffer.hpp"
+
+using kloop::dtype;
+using kloop::check::guarded_buffer;
+
+TEST(GuardedBufferTest, SizesAlignmentAndZeroFill) {
+    guarded_buffer b(dtype::f16, 37, 100);
+    EXPECT_EQ(b.size(), 37);
+    EXPECT_EQ(b.bytes(), 74u);
+    EXPECT_EQ(b.get_type(), dtype::f16);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % 64, 0u);
+    const auto* p = static_cast<const unsigned char*>(b.data());
+    for (std::size_t i = 0; i < b.bytes(); ++i) ASSERT_EQ(p[i], 0);
+    EXPECT_TRUE(b.redzones_intact());
+    EXPECT_FALSE(b.first_redzone_violation().has_value());
+}
+
+TEST(GuardedBufferTest, PoisonGivesNaNForEveryFloatDtype) {
+    for (dtype t : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64}) {
+        guarded_buffer b(t, 13);
+        b.poison();
+        for (std::int64_t i = 0; i < b.size(); ++i)
+            ASSERT_TRUE(std::isnan(kloop::check::load_element(t, b.data(), i))) << kloop::to_string(t);
+        EXPECT_TRUE(b.redzones_intact());
+    }
+    guarded_buffer h(dtype::f16, 2);
+    h.poison();
+    std::uint16_t v;
+    std::memcpy(&v, h.data(), 2);
+    EXPECT_EQ(v, 0x7E00);
+    guarded_buffer bf(dtype::bf16, 2);
+    bf.poison();
+    std::memcpy(&v, bf.data(), 2);
+    EXPECT_EQ(v, 0x7FC0);
+}
+
+TEST(GuardedBufferTest, PoisonGivesAllOnesForIntegers) {
+    for (dtype t : {dtype::i32, dtype::i64}) {
+        guarded_buffer b(t, 9);
+        b.poison();
+        const auto* p = static_cast<const unsigned char*>(b.data());
+        for (std::size_t i = 0; i < b.bytes(); ++i) ASSERT_EQ(p[i], 0xFF);
+        EXPECT_EQ(kloop::check::load_element(t, b.data(), 3), -1.0);
+        EXPECT_TRUE(b.redzones_intact());
+    }
+}
+
+TEST(GuardedBufferTest, OneBytePastTheEndIsDetected) {
+    guarded_buffer b(dtype::f32, 10);
+    static_cast<unsigned char*>(b.data())[40] ^= 0x01;
+    EXPECT_FALSE(b.redzones_intact());
+    ASSERT_TRUE(b.first_redzone_violation().has_value());
+    EXPECT_EQ(*b.first_redzone_violation(), 40);
+    EXPECT_EQ(b.count_redzone_violations(), 1u);
+}
+
+TEST(GuardedBufferTest, OneByteBeforeTheStartIsDetected) {
+    guarded_buffer b(dtype::i64, 4);
+    static_cast<unsigned char*>(b.data())[-1] = 0;
+    ASSERT_TRUE(b.first_redzone_violation().has_value());
+    EXPECT_EQ(*b.first_redzone_violation(), -1);
+}
+
+TEST(GuardedBufferTest, ViolationAtTheFarEndOfEachZone) {
+    guarded_buffer b(dtype::f32, 3, 64);
+    auto* p = static_cast<unsigned char*>(b.data());
+    p[12 + 63] = 0xFF;  // last byte of the back zone
+    EXPECT_EQ(b.first_redzone_violation().value_or(0), 75);
+    p[-64] = 0x00;  // first byte of the front zone: lowest address is reported
+    EXPECT_EQ(b.first_redzone_violation().value_or(0), -64);
+    EXPECT_EQ(b.count_redzone_violations(), 2u);
+    b.reset_redzones();
+    EXPECT_TRUE(b.redzones_intact());
+}
+
+TEST(GuardedBufferTest, WritesInsideTheDataAreNotViolations) {
+    guarded_buffer b(dtype::f64, 16);
+    std::memset(b.data(), 0xFF, b.bytes());
+    b.poison();
+    std::memset(b.data(), 0x00, b.bytes());
+    EXPECT_TRUE(b.redzones_intact());
+}
+
+TEST(GuardedBufferTest, EmptyBufferStillGuarded) {
+    guarded_buffer b(dtype::f32, 0);
+    EXPECT_EQ(b.bytes(), 0u);
+    EXPECT_TRUE(b.redzones_intact());
+    static_cast<unsigned char*>(b.data())[0] ^= 0x10;  // the first back-zone byte
+    EXPECT_EQ(b.first_redzone_violation().value_or(-999), 0);
+}
+
+TEST(GuardedBufferTest, MoveTransfersOwnership) {
+    guarded_buffer a(dtype::i32, 8);
+    void* p = a.data();
+    guarded_buffer b(std::move(a));
+    EXPECT_EQ(b.data(), p);
+    EXPECT_EQ(b.size(), 8);
+    std::vector<guarded_buffer> v;
+    v.push_back(std::move(b));
+    v.emplace_back(dtype::f16, 4);
+    EXPECT_EQ(v[0].data(), p);
+    EXPECT_TRUE(v[0].redzones_intact());
+    EXPECT_THROW(guarded_buffer(dtype::f32, -1), std::invalid_argument);
+}

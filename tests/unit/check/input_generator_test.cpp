@@ -1,0 +1,172 @@
+// Unit under test: check/input_generator — every init kind, reproducibility, rounding into the
+// dtype, and the cu_seqlens invariants.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "check/element_access.hpp"
+#include "check/half.hpp"
+#include "check/input_generator.hpp"
+
+using kloop::dtype;
+using kloop::check::fill_input;
+using kloop::spec::initializer;
+using kloop::spec::init_kind;
+
+namespace {
+
+initializer make(init_kind k, double a, double b, const std::string& text = "") {
+    initializer init;
+    init.kind = k;
+    init.a = a;
+    init.b = b;
+    init.text = text;
+    return init;
+}
+
+initializer seqlens(const std::string& total) {
+    initializer init;
+    init.kind = init_kind::cu_seqlens;
+    init.total = kloop::spec::dim_expr::parse(total);
+    init.text = "cu_seqlens(" + total + ")";
+    return init;
+}
+
+struct moments {
+    double mean;
+    double stdev;
+};
+
+moments moments_of(const std::vector<double>& v) {
+    double s = 0.0;
+    for (double x : v) s += x;
+    const double mean = s / static_cast<double>(v.size());
+    double ss = 0.0;
+    for (double x : v) ss += (x - mean) * (x - mean);
+    return {mean, std::sqrt(ss / static_cast<double>(v.size() - 1))};
+}
+
+const kloop::spec::dim_env no_dims;
+
+}  // namespace
+
+TEST(InputGeneratorTest, NormalMeanAndStdWithinBounds) {
+    std::vector<double> v(100000);
+    fill_input(make(init_kind::normal, 2.0, 0.5), dtype::f64, v.data(), 100000, no_dims, 17);
+    const auto m = moments_of(v);
+    EXPECT_NEAR(m.mean, 2.0, 0.01);   // standard error 0.0016
+    EXPECT_NEAR(m.stdev, 0.5, 0.005); // standard error 0.0011
+}
+
+TEST(InputGeneratorTest, SameSeedSameValuesOtherSeedOtherValues) {
+    std::vector<float> a(1000);
+    std::vector<float> b(1000);
+    std::vector<float> c(1000);
+    const auto init = make(init_kind::normal, 0.0, 1.0);
+    fill_input(init, dtype::f32, a.data(), 1000, no_dims, 99);
+    fill_input(init, dtype::f32, b.data(), 1000, no_dims, 99);
+    fill_input(init, dtype::f32, c.data(), 1000, no_dims, 100);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+}
+
+TEST(InputGeneratorTest, UniformStaysInRange) {
+    std::vector<double> v(50000);
+    fill_input(make(init_kind::uniform, -3.0, 5.0), dtype::f64, v.data(), 50000, no_dims, 1);
+    for (double x : v) {
+        ASSERT_GE(x, -3.0);
+        ASSERT_LT(x, 5.0);
+    }
+    EXPECT_NEAR(moments_of(v).mean, 1.0, 0.05);
+}
+
+TEST(InputGeneratorTest, RandintIsIntegralHalfOpenAndCoversRange) {
+    std::vector<std::int32_t> v(20000);
+    fill_input(make(init_kind::randint, -2.0, 3.0), dtype::i32, v.data(), 20000, no_dims, 5);
+    int counts[5] = {};
+    for (auto x : v) {
+        ASSERT_GE(x, -2);
+        ASSERT_LT(x, 3);
+        ++counts[x + 2];
+    }
+    for (int c : counts) EXPECT_NEAR(c, 4000, 300);
+    EXPECT_THROW(fill_input(make(init_kind::randint, 3.0, 3.0), dtype::i32, v.data(), 10, no_dims, 5),
+                 std::invalid_argument);
+    EXPECT_THROW(fill_input(make(init_kind::randint, 0.5, 3.0), dtype::i32, v.data(), 10, no_dims, 5),
+                 std::invalid_argument);
+}
+
+TEST(InputGeneratorTest, ConstantAndArange) {
+    std::vector<std::int64_t> c(7);
+    fill_input(make(init_kind::constant, 42.0, 0.0), dtype::i64, c.data(), 7, no_dims, 0);
+    for (auto x : c) EXPECT_EQ(x, 42);
+    std::vector<float> a(5);
+    fill_input(make(init_kind::arange, 1.0, 0.5), dtype::f32, a.data(), 5, no_dims, 0);
+    EXPECT_EQ(a, (std::vector<float>{1.0f, 1.5f, 2.0f, 2.5f, 3.0f}));
+}
+
+TEST(InputGeneratorTest, LogsigmoidNormalIsNegativeAndStable) {
+    std::vector<double> v(20000);
+    fill_input(make(init_kind::logsigmoid_normal, 0.0, 20.0), dtype::f64, v.data(), 20000, no_dims, 8);
+    for (double x : v) {
+        ASSERT_TRUE(std::isfinite(x));
+        ASSERT_LE(x, 0.0);
+    }
+    EXPECT_NEAR(kloop::check::log_sigmoid(0.0), -std::log(2.0), 1e-15);
+    EXPECT_NEAR(kloop::check::log_sigmoid(-800.0), -800.0, 1e-12);   // naive log(1/(1+e^800)) overflows
+    EXPECT_NEAR(kloop::check::log_sigmoid(40.0), -std::exp(-40.0), 1e-30);  // naive log(1 - tiny) = 0
+    EXPECT_NEAR(kloop::check::log_sigmoid(2.0), std::log(1.0 / (1.0 + std::exp(-2.0))), 1e-15);
+}
+
+TEST(InputGeneratorTest, ValuesAreStoredRoundedIntoTheDtype) {
+    std::vector<std::uint16_t> h(4);
+    fill_input(make(init_kind::arange, 0.1, 1.0), dtype::f16, h.data(), 4, no_dims, 0);
+    EXPECT_EQ(h[0], kloop::check::double_to_f16(0.1));
+    EXPECT_EQ(h[0], 0x2E66);
+    EXPECT_EQ(h[1], kloop::check::double_to_f16(1.1));
+    std::vector<std::uint16_t> b(2);
+    fill_input(make(init_kind::constant, 1.0 + 1.0 / 256.0, 0.0), dtype::bf16, b.data(), 2, no_dims, 0);
+    EXPECT_EQ(b[0], 0x3F80);  // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: even wins
+}
+
+TEST(InputGeneratorTest, CuSeqlensMonotoneFromZeroToTotal) {
+    kloop::spec::dim_env dims{{"T", 1000}};
+    for (std::uint64_t seed = 0; seed < 20; ++seed) {
+        std::vector<std::int32_t> o(9);  // 8 sequences
+        fill_input(seqlens("T"), dtype::i32, o.data(), 9, dims, seed);
+        EXPECT_EQ(o.front(), 0);
+        EXPECT_EQ(o.back(), 1000);
+        for (std::size_t i = 1; i < o.size(); ++i) ASSERT_LT(o[i - 1], o[i]) << "seed " << seed;
+    }
+}
+
+TEST(InputGeneratorTest, CuSeqlensEdgeCases) {
+    kloop::spec::dim_env dims{{"T", 5}};
+    std::vector<std::int64_t> o(6);  // 5 sequences of total 5: all lengths 1
+    fill_input(seqlens("T"), dtype::i64, o.data(), 6, dims, 3);
+    EXPECT_EQ(o, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}));
+    std::vector<std::int64_t> two(2);  // 1 sequence
+    fill_input(seqlens("T*2"), dtype::i64, two.data(), 2, dims, 3);
+    EXPECT_EQ(two, (std::vector<std::int64_t>{0, 10}));
+    std::vector<std::int64_t> many(7);  // 6 sequences cannot share 5 tokens
+    EXPECT_THROW(fill_input(seqlens("T"), dtype::i64, many.data(), 7, dims, 3), std::invalid_argument);
+    kloop::spec::dim_env big{{"T", 100000}};
+    std::vector<std::uint16_t> h(3);  // 100000 is not an f16 value
+    EXPECT_THROW(fill_input(seqlens("T"), dtype::f16, h.data(), 3, big, 3), std::invalid_argument);
+}
+
+TEST(InputGeneratorTest, CuSeqlensLengthsAreVaried) {
+    kloop::spec::dim_env dims{{"T", 100000}};
+    std::vector<std::int64_t> o(65);
+    fill_input(seqlens("T"), dtype::i64, o.data(), 65, dims, 77);
+    std::int64_t min_len = o[1] - o[0];
+    std::int64_t max_len = min_len;
+    for (std::size_t i = 1; i < o.size(); ++i) {
+        min_len = std::min(min_len, o[i] - o[i - 1]);
+        max_len = std::max(max_len, o[i] - o[i - 1]);
+    }
+    EXPECT_GT(max_len, 2 * min_len);  // not an even split
+}

@@ -1,0 +1,116 @@
+// Unit under test: eval/plan_builder — spec + options → runner jobs (seeds, filters, shapes).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "eval/plan_builder.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace {
+
+const kloop::spec::op_spec& example() {
+    static const auto s = kloop::spec::load_op_spec(std::string(KLOOP_TEST_SOURCE_DIR) + "/examples/rmsnorm");
+    return s;
+}
+
+}  // namespace
+
+TEST(PlanBuilderTest, SeedsAreTwoFixedPlusDrawn) {
+    const auto seeds = kloop::eval::gate_seeds(example(), 3, 987654321);
+    ASSERT_EQ(seeds.size(), 3u);
+    EXPECT_EQ(seeds[0], example().fixed_seeds[0]);
+    EXPECT_EQ(seeds[1], example().fixed_seeds[1]);
+    EXPECT_EQ(seeds[2], 987654321u);
+    EXPECT_NE(kloop::eval::draw_seed(), kloop::eval::draw_seed());
+}
+
+TEST(PlanBuilderTest, GateCoversEveryGateShapeModeAndTrialWithResolvedShapes) {
+    kloop::eval::evaluation_options o;
+    const auto job = kloop::eval::build_gate_job(example(), o, {1, 2, 3});
+    std::size_t gate_shapes = 0;
+    for (const auto& s : example().shapes) gate_shapes += s.gate ? 1 : 0;
+    EXPECT_EQ(job.calls.size(), gate_shapes * example().modes.size());
+    EXPECT_EQ(job.gate.size(), job.calls.size() * 3);
+    for (const auto& c : job.calls) {
+        const auto* sh = example().find_shape(c.shape);
+        ASSERT_NE(sh, nullptr);
+        EXPECT_TRUE(sh->gate);
+        if (c.mode == "fwd") {
+            ASSERT_EQ(c.inputs[0].name, "x");
+            EXPECT_EQ(c.inputs[0].shape, (std::vector<std::int64_t>{sh->dims.at("N"), sh->dims.at("D")}));
+            EXPECT_EQ(c.reference_entry, "rmsnorm_fwd_ref");
+        }
+    }
+    std::set<std::uint64_t> seeds;
+    for (const auto& g : job.gate) seeds.insert(g.seed);
+    EXPECT_EQ(seeds, (std::set<std::uint64_t>{1, 2, 3}));
+}
+
+TEST(PlanBuilderTest, ModeAndGateKFilter) {
+    kloop::eval::evaluation_options o;
+    o.modes = {"bwd"};
+    o.gate_k = "n256";
+    const auto job = kloop::eval::build_gate_job(example(), o, {1, 2, 3});
+    ASSERT_EQ(job.calls.size(), 1u);
+    EXPECT_EQ(job.calls[0].mode, "bwd");
+    EXPECT_EQ(job.calls[0].shape, "n256_d1024");
+}
+
+TEST(PlanBuilderTest, BadModeOrEmptySelectionIsAUsageError) {
+    kloop::eval::evaluation_options o;
+    o.modes = {"fwdd"};
+    EXPECT_THROW((void)kloop::eval::build_gate_job(example(), o, {1, 2, 3}), kloop::usage_error);
+    o.modes = {};
+    o.gate_k = "no_such_shape";
+    EXPECT_THROW((void)kloop::eval::build_gate_job(example(), o, {1, 2, 3}), kloop::usage_error);
+}
+
+TEST(PlanBuilderTest, BenchOnlyBenchShapesAndJobRoundTripsThroughJson) {
+    kloop::eval::evaluation_options o;
+    o.check_every = 5;
+    const auto job = kloop::eval::build_bench_job(example(), o, 42, 1 << 20);
+    for (const auto& c : job.calls) EXPECT_TRUE(example().find_shape(c.shape)->bench);
+    ASSERT_FALSE(job.bench.empty());
+    const auto back = nlohmann::json(job).get<kloop::runner::job>();
+    EXPECT_EQ(back.phase, kloop::runner::job_phase::bench);
+    EXPECT_EQ(back.evict_bytes, 1u << 20);
+    EXPECT_EQ(back.bench[0].input_sets, job.bench[0].input_sets);
+    EXPECT_EQ(back.bench[0].flush_bytes, job.bench[0].flush_bytes);
+    ASSERT_EQ(back.calls.size(), job.calls.size());
+    EXPECT_EQ(back.calls[0].outputs[0].tol.atol, job.calls[0].outputs[0].tol.atol);
+    EXPECT_EQ(back.calls[0].inputs[0].init, job.calls[0].inputs[0].init);
+    EXPECT_EQ(back.bench[0].check_every, 5);
+    EXPECT_EQ(back.bench[0].stop.min_samples, job.bench[0].stop.min_samples);
+}
+
+TEST(PlanBuilderTest, JobWithUnknownSchemaIsRefused) {
+    nlohmann::json j = kloop::eval::build_bench_job(example(), {}, 1, 0);
+    j["schema_version"] = 99;
+    EXPECT_THROW((void)j.get<kloop::runner::job>(), std::runtime_error);
+}
+
+TEST(PlanBuilderTest, RotationCoversTheEvictionTargetBeforeFlushing) {
+    // 10 MiB sets against 64 MiB: 8 sets, the other 7 cover 70 MiB, so no flush.
+    auto r = kloop::eval::plan_rotation(10u << 20, 64u << 20, 0);
+    EXPECT_EQ(r.input_sets, 8);
+    EXPECT_EQ(r.flush_bytes, 0u);
+    // Huge sets: never fewer than 2; the rotation already covers the target.
+    r = kloop::eval::plan_rotation(600u << 20, 64u << 20, 0);
+    EXPECT_EQ(r.input_sets, 2);
+    EXPECT_EQ(r.flush_bytes, 0u);
+    // Tiny sets: capped at 64 sets, the rest is flushed.
+    r = kloop::eval::plan_rotation(1u << 10, 64u << 20, 0);
+    EXPECT_EQ(r.input_sets, 64);
+    EXPECT_EQ(r.flush_bytes, (64u << 20) - 63u * (1u << 10));
+    // Memory budget limits the set count; the flush makes up the difference.
+    r = kloop::eval::plan_rotation(100u << 20, 1000u << 20, 0, 400u << 20);
+    EXPECT_EQ(r.input_sets, 4);
+    EXPECT_EQ(r.flush_bytes, (1000u - 300u) << 20);
+    // A forced set count is honoured.
+    r = kloop::eval::plan_rotation(10u << 20, 64u << 20, 3);
+    EXPECT_EQ(r.input_sets, 3);
+    EXPECT_EQ(r.flush_bytes, (64u - 20u) << 20);
+}

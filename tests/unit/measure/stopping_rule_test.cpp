@@ -1,0 +1,122 @@
+// Unit under test: measure/stopping_rule — minima, convergence, plateau, caps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/rng.hpp"
+#include "measure/stopping_rule.hpp"
+
+using namespace kloop::measure;
+
+TEST(StoppingRuleTest, ConstantSamplesConvergeRightAfterMinSamples) {
+    stopping_config c;  // min 10 samples, 0.5 s
+    stopping_rule rule(c);
+    for (int i = 0; i < 9; ++i) {
+        rule.add(0.1);  // 0.9 s after 9: time is met, samples are not
+        ASSERT_FALSE(rule.is_done()) << i;
+    }
+    rule.add(0.1);
+    EXPECT_EQ(rule.get_state(), stop_reason::converged);
+    EXPECT_EQ(rule.get_count(), 10u);
+    EXPECT_NEAR(rule.get_total_time_s(), 1.0, 1e-12);
+    EXPECT_EQ(rule.get_rel_stdev(), 0.0);
+}
+
+TEST(StoppingRuleTest, ConstantSamplesConvergeRightAfterMinTime) {
+    stopping_config c;
+    stopping_rule rule(c);
+    const double s = 0.001;  // 0.5 s needs 500 samples
+    int n = 0;
+    while (!rule.is_done()) {
+        rule.add(s);
+        ++n;
+        ASSERT_LE(n, 1000);
+    }
+    EXPECT_EQ(rule.get_state(), stop_reason::converged);
+    EXPECT_GE(rule.get_total_time_s(), 0.5);
+    EXPECT_LT(rule.get_total_time_s() - s, 0.5);  // one sample earlier was not enough
+}
+
+TEST(StoppingRuleTest, AlternatingNoisySamplesPlateauInsteadOfConverging) {
+    stopping_config c;
+    c.min_time_s = 0.0;
+    stopping_rule rule(c);
+    int n = 0;
+    while (!rule.is_done() && n < 100000) {
+        rule.add(n % 2 ? 2e-3 : 1e-3);
+        ++n;
+    }
+    EXPECT_EQ(rule.get_state(), stop_reason::plateau);
+    EXPECT_NEAR(rule.get_rel_stdev(), 1.0 / 3.0, 0.01);
+    EXPECT_GT(n, static_cast<int>(c.plateau_window));
+    EXPECT_LT(n, 1000);
+}
+
+TEST(StoppingRuleTest, RandomNoiseNeverConvergesButStops) {
+    kloop::rng r(9);
+    stopping_config c;
+    stopping_rule rule(c);
+    while (!rule.is_done()) rule.add(1e-4 * (1.0 + 0.03 * r.normal()));  // 3 % noise, target 0.5 %
+    EXPECT_NE(rule.get_state(), stop_reason::converged);
+    EXPECT_TRUE(rule.get_state() == stop_reason::plateau || rule.get_state() == stop_reason::time_cap ||
+                rule.get_state() == stop_reason::sample_cap);
+    EXPECT_NEAR(rule.get_rel_stdev(), 0.03, 0.005);
+}
+
+TEST(StoppingRuleTest, TimeCapIsHonouredEvenBeforeMinSamples) {
+    stopping_config c;
+    c.max_time_s = 1.0;
+    stopping_rule rule(c);
+    rule.add(0.6);
+    EXPECT_FALSE(rule.is_done());
+    rule.add(0.6);
+    EXPECT_EQ(rule.get_state(), stop_reason::time_cap);
+    EXPECT_EQ(rule.get_count(), 2u);
+}
+
+TEST(StoppingRuleTest, SampleCapIsHonoured) {
+    stopping_config c;
+    c.max_samples = 50;
+    c.min_time_s = 0.0;
+    c.plateau_max_drift = 0.0;  // plateau practically impossible
+    stopping_rule rule(c);
+    int n = 0;
+    while (!rule.is_done()) {
+        rule.add((n % 3 + 1) * 1e-3);  // rel stdev far above the target
+        ++n;
+    }
+    EXPECT_EQ(rule.get_state(), stop_reason::sample_cap);
+    EXPECT_EQ(n, 50);
+}
+
+TEST(StoppingRuleTest, SteadilyRisingNoiseIsNoPlateau) {
+    // Spread that keeps growing (quadratically in n): rel stdev keeps rising, so only the time
+    // cap (about 2000 samples of 1 ms) stops it.
+    stopping_config c;
+    c.min_time_s = 0.0;
+    c.max_time_s = 2.0;
+    c.target_rel_stdev = 0.0;  // the early, tiny spread would otherwise count as converged
+    stopping_rule rule(c);
+    int n = 0;
+    while (!rule.is_done()) {
+        const double spread = 0.9e-3 * (n / 2100.0) * (n / 2100.0);
+        rule.add(1e-3 + (n % 2 ? spread : -spread));
+        ++n;
+    }
+    EXPECT_EQ(rule.get_state(), stop_reason::time_cap);
+}
+
+TEST(StoppingRuleTest, ToStringAndValidation) {
+    EXPECT_EQ(to_string(stop_reason::converged), "converged");
+    EXPECT_EQ(to_string(stop_reason::time_cap), "time_cap");
+    EXPECT_EQ(stop_reason_from_string("plateau"), stop_reason::plateau);
+    EXPECT_THROW((void)stop_reason_from_string("done"), std::invalid_argument);
+    stopping_rule rule{stopping_config{}};
+    EXPECT_THROW(rule.add(-1.0), std::invalid_argument);
+    EXPECT_THROW(rule.add(std::nan("")), std::invalid_argument);
+    EXPECT_TRUE(std::isinf(rule.get_rel_stdev()));
+    stopping_config bad;
+    bad.plateau_window = 2;
+    EXPECT_THROW(stopping_rule{bad}, std::invalid_argument);
+}

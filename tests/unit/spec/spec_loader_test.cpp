@@ -1,0 +1,522 @@
+// Unit under test: spec/spec_loader — op.toml parsing and every validation rule, with the
+// file, line and dotted field of each spec_error.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace fs = std::filesystem;
+using kloop::spec_error;
+using kloop::spec::load_op_spec;
+using kloop::spec::op_spec;
+using kloop::spec::parse_op_spec;
+
+namespace {
+
+class temp_dir {
+public:
+    temp_dir() {
+        std::string tmpl = (fs::temp_directory_path() / "kloop-spec-test-XXXXXX").string();
+        if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+        m_path = fs::weakly_canonical(tmpl);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(m_path, ec);
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+    [[nodiscard]] const fs::path& get_path() const { return m_path; }
+
+private:
+    fs::path m_path;
+};
+
+void write_file(const fs::path& p, const std::string& text) {
+    fs::create_directories(p.parent_path());
+    std::ofstream out(p, std::ios::binary);
+    out << text;
+    ASSERT_TRUE(out.good()) << p;
+}
+
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// A valid spec; the malformed cases below replace whole lines of it by number, so the line
+// numbers in the comments are the ones the errors must report.
+const std::vector<std::string> base_lines = {
+    "[op]",                                                                              // 1
+    "name = \"toy\"",                                                                    // 2
+    "backend = \"cpu\"",                                                                 // 3
+    "reference = \"ref.cpp\"",                                                           // 4
+    "frozen = [\"extra.h\"]",                                                            // 5
+    "",                                                                                  // 6
+    "[dims]",                                                                            // 7
+    "names = [\"N\", \"D\"]",                                                            // 8
+    "",                                                                                  // 9
+    "[[shapes]]",                                                                        // 10
+    "name = \"small\"",                                                                  // 11
+    "dims = { N = 4, D = 8 }",                                                           // 12
+    "use = [\"gate\"]",                                                                  // 13
+    "",                                                                                  // 14
+    "[[shapes]]",                                                                        // 15
+    "name = \"big\"",                                                                    // 16
+    "dims = { N = 64, D = 128 }",                                                        // 17
+    "use = [\"gate\", \"bench\"]",                                                       // 18
+    "",                                                                                  // 19
+    "[modes.fwd]",                                                                       // 20
+    "entry = \"toy_fwd\"",                                                               // 21
+    "params = { eps = 1e-6, k = 3 }",                                                    // 22
+    "flops = \"2*N*D\"",                                                                 // 23
+    "inputs = [",                                                                        // 24
+    "  { name = \"x\", dtype = \"f32\", shape = [\"N\", \"D\"], init = \"normal(0, 1)\" },", // 25
+    "  { name = \"w\", dtype = \"f32\", shape = [\"D\"] },",                             // 26
+    "]",                                                                                 // 27
+    "outputs = [",                                                                       // 28
+    "  { name = \"y\", dtype = \"f32\", shape = [\"N\", \"D\"], atol = 1e-5, rtol = 1e-5 },", // 29
+    "]",                                                                                 // 30
+};
+
+std::string make_spec(const std::vector<std::pair<int, std::string>>& replace = {},
+                      const std::string& append = "") {
+    std::vector<std::string> lines = base_lines;
+    for (const auto& [line, text] : replace) lines.at(static_cast<std::size_t>(line - 1)) = text;
+    std::string out;
+    for (const std::string& l : lines) out += l + "\n";
+    return out + append;
+}
+
+// An op directory with the files the base spec refers to.
+class SpecLoaderTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        write_file(dir() / "ref.cpp", "// stub reference\n");
+        write_file(dir() / "extra.h", "// frozen helper\n");
+    }
+    [[nodiscard]] const fs::path& dir() const { return m_tmp.get_path(); }
+    op_spec load(const std::string& text) {
+        write_file(dir() / "op.toml", text);
+        return load_op_spec(dir());
+    }
+
+private:
+    temp_dir m_tmp;
+};
+
+}  // namespace
+
+TEST_F(SpecLoaderTest, LoadsTheBaseSpec) {
+    const op_spec s = load(make_spec());
+    EXPECT_EQ(s.name, "toy");
+    EXPECT_EQ(s.backend, kloop::spec::backend_kind::cpu);
+    EXPECT_EQ(s.op_dir, dir());
+    EXPECT_EQ(s.spec_file, dir() / "op.toml");
+    EXPECT_EQ(s.reference, dir() / "ref.cpp");
+    EXPECT_EQ(s.frozen, (std::vector<fs::path>{dir() / "op.toml", dir() / "ref.cpp", dir() / "extra.h"}));
+    EXPECT_EQ(s.dims, (std::vector<std::string>{"N", "D"}));
+    EXPECT_EQ(s.fixed_seeds[0], 1u);
+    EXPECT_EQ(s.fixed_seeds[1], 2u);
+
+    ASSERT_EQ(s.shapes.size(), 2u);
+    EXPECT_EQ(s.shapes[0].name, "small");
+    EXPECT_EQ(s.shapes[0].line, 10);
+    EXPECT_TRUE(s.shapes[0].gate);
+    EXPECT_FALSE(s.shapes[0].bench);
+    EXPECT_EQ(s.shapes[1].dims.at("D"), 128);
+    EXPECT_TRUE(s.shapes[1].gate && s.shapes[1].bench);
+    EXPECT_EQ(s.get_gate_shapes().size(), 2u);
+    ASSERT_EQ(s.get_bench_shapes().size(), 1u);
+    EXPECT_EQ(s.get_bench_shapes()[0]->name, "big");
+
+    const auto* fwd = s.find_mode("fwd");
+    ASSERT_NE(fwd, nullptr);
+    EXPECT_EQ(s.find_mode("bwd"), nullptr);
+    EXPECT_EQ(s.find_shape("huge"), nullptr);
+    EXPECT_EQ(fwd->entry, "toy_fwd");
+    EXPECT_EQ(fwd->reference_entry, "toy_fwd");  // defaults to entry
+    EXPECT_EQ(fwd->line, 20);
+    ASSERT_EQ(fwd->params.size(), 2u);
+    EXPECT_EQ(fwd->params[0].name, "eps");
+    EXPECT_FALSE(fwd->params[0].is_integer);
+    EXPECT_DOUBLE_EQ(fwd->params[0].value, 1e-6);
+    EXPECT_EQ(fwd->params[1].name, "k");
+    EXPECT_TRUE(fwd->params[1].is_integer);
+    EXPECT_DOUBLE_EQ(fwd->params[1].value, 3.0);
+    ASSERT_TRUE(fwd->flops.has_value());
+    EXPECT_EQ(fwd->flops->eval(s.shapes[0].dims), 64);
+    EXPECT_FALSE(fwd->bytes.has_value());
+
+    ASSERT_EQ(fwd->inputs.size(), 2u);
+    EXPECT_EQ(fwd->inputs[1].name, "w");
+    EXPECT_EQ(fwd->inputs[1].line, 26);
+    EXPECT_EQ(fwd->inputs[1].init.kind, kloop::spec::init_kind::normal);  // default init
+    EXPECT_EQ(fwd->inputs[1].init.text, "normal(0, 1)");
+    EXPECT_FALSE(fwd->inputs[1].inout);
+    ASSERT_EQ(fwd->outputs.size(), 1u);
+    const auto& y = fwd->outputs[0];
+    EXPECT_EQ(y.shape.size(), 2u);
+    EXPECT_EQ(y.tol.atol, 1e-5);
+    EXPECT_EQ(y.tol.rtol, 1e-5);
+    EXPECT_FALSE(y.tol.rel_rms.has_value());
+}
+
+TEST_F(SpecLoaderTest, FileAndDirectoryGiveTheSameSpec) {
+    const op_spec a = load(make_spec());
+    const op_spec b = load_op_spec(dir() / "op.toml");
+    EXPECT_EQ(a.spec_file, b.spec_file);
+    EXPECT_EQ(a.op_dir, b.op_dir);
+    EXPECT_EQ(a.frozen, b.frozen);
+}
+
+TEST_F(SpecLoaderTest, OptionalFields) {
+    fs::create_directories(dir() / "include");
+    const op_spec s = load(make_spec(
+        {{3, "backend = \"cuda\""},
+         {5, "frozen = [\"extra.h\", \"ref.cpp\", \"op.toml\"]\nseeds = [11, 12]\n"
+             "description = \"a toy\"\n[build]\nflags = [\"-O2\"]\ninclude_dirs = [\"include\"]"},
+         {26, "  { name = \"w\", dtype = \"i32\", shape = [\"N+1\"], init = \"cu_seqlens(N*D)\", inout = true },"},
+         {29, "  { name = \"y\", dtype = \"bf16\", shape = [], rel_rms = 0 },"}}));
+    EXPECT_EQ(s.backend, kloop::spec::backend_kind::cuda);
+    EXPECT_EQ(s.description, "a toy");
+    EXPECT_EQ(s.fixed_seeds[0], 11u);
+    EXPECT_EQ(s.fixed_seeds[1], 12u);
+    EXPECT_EQ(s.frozen.size(), 3u);  // listed duplicates of op.toml and the reference collapse
+    EXPECT_EQ(s.build.flags, (std::vector<std::string>{"-O2"}));
+    EXPECT_EQ(s.build.include_dirs, (std::vector<std::string>{(dir() / "include").string()}));
+    const auto& w = s.modes[0].inputs[1];
+    EXPECT_TRUE(w.inout);
+    EXPECT_EQ(w.type, kloop::dtype::i32);
+    EXPECT_EQ(w.init.kind, kloop::spec::init_kind::cu_seqlens);
+    const auto& y = s.modes[0].outputs[0];
+    EXPECT_TRUE(y.shape.empty());
+    EXPECT_EQ(y.tol.rel_rms, 0.0);
+    EXPECT_FALSE(y.tol.has_elementwise());
+}
+
+TEST_F(SpecLoaderTest, ArrayOfTablesSyntaxAndIntegerShapeEntries) {
+    const op_spec s = load(make_spec(
+        {{26, R"~(  { name = "w", dtype = "f16", shape = [2, "ceil_div(D, 3)"] },)~"},
+         {28, "#"}, {29, "#"}, {30, "#"}},
+        "[[modes.fwd.outputs]]\nname = \"y\"\ndtype = \"f32\"\nshape = [\"N\", \"D\"]\natol = 0\n"
+        "[modes.bwd]\nentry = \"toy_bwd\"\n"
+        "outputs = [{ name = \"dx\", dtype = \"f64\", shape = [\"N\"], rtol = 1 }]\n"));
+    const auto& w = s.modes[0].inputs[1];
+    ASSERT_EQ(w.shape.size(), 2u);
+    EXPECT_EQ(w.shape[0].eval({}), 2);
+    EXPECT_EQ(w.shape[1].eval(s.shapes[0].dims), 3);
+    ASSERT_EQ(s.modes.size(), 2u);
+    EXPECT_EQ(s.modes[0].outputs.size(), 1u);
+    EXPECT_EQ(s.modes[0].outputs[0].line, 31);
+    EXPECT_EQ(s.modes[0].outputs[0].tol.atol, 0.0);
+    EXPECT_EQ(s.modes[1].name, "bwd");
+    EXPECT_TRUE(s.modes[1].inputs.empty());
+    EXPECT_EQ(s.modes[1].outputs[0].type, kloop::dtype::f64);
+}
+
+TEST_F(SpecLoaderTest, MissingFileIsASpecErrorWithTheOsReason) {
+    try {
+        (void)load_op_spec(dir() / "nowhere");
+        FAIL() << "no error";
+    } catch (const spec_error& e) {
+        EXPECT_EQ(e.get_field(), "op.toml");
+        EXPECT_EQ(e.get_line(), 0);
+        EXPECT_NE(std::string(e.what()).find("No such file or directory"), std::string::npos) << e.what();
+        EXPECT_EQ(e.get_code(), kloop::exit_code::usage_error);
+    }
+    // A directory without op.toml.
+    try {
+        (void)load_op_spec(dir());
+        FAIL() << "no error";
+    } catch (const spec_error& e) {
+        EXPECT_EQ(e.get_file(), (dir() / "op.toml").string());
+        EXPECT_EQ(e.get_line(), 0);
+    }
+}
+
+struct bad_spec {
+    const char* what;
+    std::vector<std::pair<int, std::string>> replace;
+    std::string append;
+    std::string field;
+    int line;
+    std::string message;
+};
+
+// Names the case in failure output instead of dumping the struct's bytes.
+void PrintTo(const bad_spec& c, std::ostream* os) { *os << c.what; }
+
+class MalformedSpecTest : public SpecLoaderTest, public ::testing::WithParamInterface<bad_spec> {};
+
+TEST_P(MalformedSpecTest, ReportsFieldLineAndReason) {
+    const bad_spec& c = GetParam();
+    try {
+        (void)load(make_spec(c.replace, c.append));
+        FAIL() << c.what << ": accepted";
+    } catch (const spec_error& e) {
+        RecordProperty("message", e.what());  // visible with --gtest_output=xml
+        EXPECT_EQ(e.get_field(), c.field) << c.what << ": " << e.what();
+        EXPECT_EQ(e.get_line(), c.line) << c.what << ": " << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos)
+            << c.what << ": '" << e.what() << "' lacks '" << c.message << "'";
+        EXPECT_EQ(e.get_file(), (dir() / "op.toml").string());
+    }
+}
+
+// clang-format off
+const bad_spec bad_specs[] = {
+    {"unknown field with suggestion",
+     {{29, R"~(  { name = "y", dtype = "f32", shape = ["N", "D"], atoll = 1e-5 },)~"}}, "",
+     "modes.fwd.outputs[0].atoll", 29, "unknown field 'atoll' in modes.fwd.outputs[0]; did you mean 'atol'?"},
+    {"unknown field without a near miss lists the allowed ones",
+     {{29, R"~(  { name = "y", dtype = "f32", shape = ["N", "D"], init = "normal(0, 1)", atol = 1 },)~"}}, "",
+     "modes.fwd.outputs[0].init", 29, "expected one of: name, dtype, shape, atol, rtol, rel_rms"},
+    {"tolerance on an input",
+     {{26, R"~(  { name = "w", dtype = "f32", shape = ["D"], atol = 1e-3 },)~"}}, "",
+     "modes.fwd.inputs[1].atol", 26, "unknown field 'atol' in modes.fwd.inputs[1]"},
+    {"unknown field in [op]",
+     {{3, R"~(descripton = "x")~"}}, "",
+     "op.descripton", 3, "did you mean 'description'?"},
+    {"unknown top-level table",
+     {}, "[mode.bwd]\nentry = \"b\"\n",
+     "mode", 31, "unknown field 'mode' at top level; did you mean 'modes'?"},
+    {"missing entry",
+     {{21, R"~(reference_entry = "toy_ref")~"}}, "",
+     "modes.fwd.entry", 20, "missing required field 'entry'"},
+    {"entry not a C identifier",
+     {{21, R"~(entry = "toy-fwd")~"}}, "",
+     "modes.fwd.entry", 21, "not a C identifier"},
+    {"bad dtype",
+     {{26, R"~(  { name = "w", dtype = "f23", shape = ["D"] },)~"}}, "",
+     "modes.fwd.inputs[1].dtype", 26, "unknown dtype 'f23'"},
+    {"bad init arity",
+     {{25, R"~(  { name = "x", dtype = "f32", shape = ["N", "D"], init = "normal(0)" },)~"}}, "",
+     "modes.fwd.inputs[0].init", 25, "normal(mean, std) takes 2 arguments, got 1"},
+    {"unknown init function",
+     {{25, R"~(  { name = "x", dtype = "f32", shape = ["N", "D"], init = "gauss(0, 1)" },)~"}}, "",
+     "modes.fwd.inputs[0].init", 25, "unknown init function 'gauss'"},
+    {"cu_seqlens on a float tensor",
+     {{26, R"~(  { name = "w", dtype = "f32", shape = ["N+1"], init = "cu_seqlens(D)" },)~"}}, "",
+     "modes.fwd.inputs[1].init", 26, "cu_seqlens needs an integer dtype"},
+    {"cu_seqlens on a 2-d tensor",
+     {{26, R"~(  { name = "w", dtype = "i64", shape = ["N", "D"], init = "cu_seqlens(D)" },)~"}}, "",
+     "modes.fwd.inputs[1].init", 26, "cu_seqlens needs a 1-d shape"},
+    {"cu_seqlens total smaller than the number of sequences",
+     {{26, R"~(  { name = "w", dtype = "i32", shape = ["N+1"], init = "cu_seqlens(N-1)" },)~"}}, "",
+     "modes.fwd.inputs[1].init", 26, "in shape 'small' (line 10): total 3 is smaller than the number of sequences 4"},
+    {"undeclared dim in a tensor shape",
+     {{26, R"~(  { name = "w", dtype = "f32", shape = ["K"] },)~"}}, "",
+     "modes.fwd.inputs[1].shape[0]", 26, "undeclared dim 'K' in 'K'; declared dims: N, D"},
+    {"undeclared dim in flops",
+     {{23, R"~(flops = "2*N*d")~"}}, "",
+     "modes.fwd.flops", 23, "undeclared dim 'd' in '2*N*d' (did you mean 'D'?)"},
+    {"malformed flops expression",
+     {{23, R"~(flops = "2*N*")~"}}, "",
+     "modes.fwd.flops", 23, "dim expression '2*N*'"},
+    {"duplicate shape name",
+     {{16, R"~(name = "small")~"}}, "",
+     "shapes[1].name", 16, "duplicate shape name 'small' (first defined at line 10)"},
+    {"shape missing a dim",
+     {{12, R"~(dims = { N = 4 })~"}}, "",
+     "shapes[0].dims.D", 12, "shape 'small' does not give dim 'D'"},
+    {"undeclared dim in a shape",
+     {{12, R"~(dims = { N = 4, D = 8, M = 2 })~"}}, "",
+     "shapes[0].dims.M", 12, "undeclared dim 'M'"},
+    {"zero dim value",
+     {{12, R"~(dims = { N = 0, D = 8 })~"}}, "",
+     "shapes[0].dims.N", 12, "must be a positive integer, got 0"},
+    {"float dim value",
+     {{17, R"~(dims = { N = 64.0, D = 128 })~"}}, "",
+     "shapes[1].dims.N", 17, "must be a positive integer, got a float"},
+    {"bad use",
+     {{18, R"~(use = ["gate", "banch"])~"}}, "",
+     "shapes[1].use[1]", 18, "unknown use 'banch' (did you mean 'bench'?)"},
+    {"empty use",
+     {{13, R"~(use = [])~"}}, "",
+     "shapes[0].use", 13, "must not be empty"},
+    {"no gate shape",
+     {{13, R"~(use = ["bench"])~"}, {18, R"~(use = ["bench"])~"}}, "",
+     "shapes", 10, "no shape is marked for the gate"},
+    {"non-positive size in one shape",
+     {{26, R"~(  { name = "w", dtype = "f32", shape = ["D-8"] },)~"}}, "",
+     "modes.fwd.inputs[1].shape[0]", 26, "tensor 'w' in shape 'small' (line 10): dimension 0 'D-8' evaluates to 0"},
+    {"byte size overflow",
+     {{17, R"~(dims = { N = 4611686018427387904, D = 128 })~"}}, "",
+     "modes.fwd.inputs[0].shape", 25, "tensor 'x' in shape 'big' (line 15): its size in bytes overflows int64"},
+    {"output without tolerance",
+     {{29, R"~(  { name = "y", dtype = "f32", shape = ["N", "D"] },)~"}}, "",
+     "modes.fwd.outputs[0]", 29, "output 'y' has no tolerance"},
+    {"negative atol",
+     {{29, R"~(  { name = "y", dtype = "f32", shape = ["N", "D"], atol = -1e-5 },)~"}}, "",
+     "modes.fwd.outputs[0].atol", 29, "must be >= 0, got -1e-05"},
+    {"tolerance given as a string",
+     {{29, R"~(  { name = "y", dtype = "f32", shape = ["N", "D"], rtol = "1e-5" },)~"}}, "",
+     "modes.fwd.outputs[0].rtol", 29, "must be a number, got a string"},
+    {"duplicate tensor name across inputs and outputs",
+     {{29, R"~(  { name = "x", dtype = "f32", shape = ["N", "D"], atol = 1e-5 },)~"}}, "",
+     "modes.fwd.outputs[0].name", 29, "duplicate tensor name 'x' in mode 'fwd' (first at line 25"},
+    {"no outputs",
+     {{28, "#"}, {29, "#"}, {30, "#"}}, "",
+     "modes.fwd.outputs", 20, "missing required field 'outputs'"},
+    {"param of the wrong type",
+     {{22, R"~(params = { eps = true })~"}}, "",
+     "modes.fwd.params.eps", 22, "must be a number, got a boolean"},
+    {"syntax error",
+     {{22, R"~(params = { eps = })~"}}, "",
+     "<syntax>", 22, "expected value"},
+    {"missing reference file",
+     {{4, R"~(reference = "nope.cpp")~"}}, "",
+     "op.reference", 4, "'nope.cpp' does not exist"},
+    {"absolute reference path",
+     {{4, R"~(reference = "/etc/hostname")~"}}, "",
+     "op.reference", 4, "must be a path relative to the op directory"},
+    {"missing frozen file",
+     {{5, R"~(frozen = ["extra.h", "gone.h"])~"}}, "",
+     "op.frozen[1]", 5, "'gone.h' does not exist"},
+    {"missing op name",
+     {{2, "# no name"}}, "",
+     "op.name", 1, "missing required field 'name'"},
+    {"bad op name",
+     {{2, R"~(name = "toy op")~"}}, "",
+     "op.name", 2, "may only contain letters, digits"},
+    {"bad backend",
+     {{3, R"~(backend = "cuda12")~"}}, "",
+     "op.backend", 3, "unknown backend 'cuda12'"},
+    {"equal seeds",
+     {{3, R"~(seeds = [7, 7])~"}}, "",
+     "op.seeds", 3, "the two seeds must differ"},
+    {"three seeds",
+     {{3, R"~(seeds = [1, 2, 3])~"}}, "",
+     "op.seeds", 3, "exactly 2 seeds"},
+    {"missing [dims]",
+     {{7, "#"}, {8, "#"}}, "",
+     "dims", 0, "missing required table [dims]"},
+    {"duplicate dim",
+     {{8, R"~(names = ["N", "D", "N"])~"}}, "",
+     "dims.names[2]", 8, "dim 'N' is declared twice"},
+    {"shapes as a single table",
+     {{10, "[shapes]"}, {15, "#"}, {16, "#"}, {17, "#"}, {18, "#"}}, "",
+     "shapes", 10, "must be an array of tables"},
+    {"inout not a boolean",
+     {{26, R"~(  { name = "w", dtype = "f32", shape = ["D"], inout = "yes" },)~"}}, "",
+     "modes.fwd.inputs[1].inout", 26, "must be true or false, got a string"},
+};
+// clang-format on
+
+INSTANTIATE_TEST_SUITE_P(Cases, MalformedSpecTest, ::testing::ValuesIn(bad_specs),
+                         [](const ::testing::TestParamInfo<bad_spec>& param_info) {
+                             std::string name;
+                             for (const char* p = param_info.param.what; *p; ++p)
+                                 name += std::isalnum(static_cast<unsigned char>(*p)) ? *p : '_';
+                             return name;
+                         });
+
+TEST_F(SpecLoaderTest, ErrorMessageNamesFileLineAndField) {
+    try {
+        (void)load(make_spec({{16, R"~(name = "small")~"}}));
+        FAIL() << "no error";
+    } catch (const spec_error& e) {
+        const std::string expected = (dir() / "op.toml").string() + ":16: field 'shapes[1].name': ";
+        EXPECT_EQ(std::string(e.what()).rfind(expected, 0), 0u) << e.what();
+    }
+}
+
+// ---- the bundled example ----------------------------------------------------------------
+
+namespace {
+
+const fs::path example_dir = fs::path(KLOOP_TEST_SOURCE_DIR) / "examples" / "rmsnorm";
+
+void expect_rmsnorm(const op_spec& s) {
+    EXPECT_EQ(s.name, "rmsnorm");
+    EXPECT_EQ(s.backend, kloop::spec::backend_kind::cpu);
+    EXPECT_EQ(s.dims, (std::vector<std::string>{"N", "D"}));
+    EXPECT_EQ(s.build.flags, (std::vector<std::string>{"-O3", "-march=native"}));
+    ASSERT_EQ(s.shapes.size(), 4u);
+    EXPECT_EQ(s.shapes[0].name, "n256_d1024");
+    EXPECT_TRUE(s.shapes[0].gate);
+    EXPECT_FALSE(s.shapes[0].bench);
+    EXPECT_EQ(s.shapes[1].name, "n1000_d777");
+    EXPECT_EQ(s.shapes[1].dims.at("D"), 777);
+    EXPECT_TRUE(s.shapes[1].gate && s.shapes[1].bench);
+    EXPECT_FALSE(s.shapes[3].gate);
+    EXPECT_TRUE(s.shapes[3].bench);
+    EXPECT_EQ(s.get_gate_shapes().size(), 3u);
+    EXPECT_EQ(s.get_bench_shapes().size(), 3u);
+
+    ASSERT_EQ(s.modes.size(), 2u);
+    EXPECT_EQ(s.modes[0].name, "fwd");  // file order, not toml++'s alphabetical order
+    EXPECT_EQ(s.modes[1].name, "bwd");
+
+    const auto& fwd = s.modes[0];
+    EXPECT_EQ(fwd.entry, "rmsnorm_fwd");
+    EXPECT_EQ(fwd.reference_entry, "rmsnorm_fwd_ref");
+    ASSERT_EQ(fwd.params.size(), 1u);
+    EXPECT_EQ(fwd.params[0].name, "eps");
+    EXPECT_DOUBLE_EQ(fwd.params[0].value, 1e-6);
+    EXPECT_FALSE(fwd.params[0].is_integer);
+    ASSERT_TRUE(fwd.flops && fwd.bytes);
+    EXPECT_EQ(fwd.flops->eval(s.shapes[0].dims), 4 * 256 * 1024);
+    EXPECT_EQ(fwd.bytes->eval(s.shapes[0].dims), 4 * (2 * 256 * 1024 + 1024 + 256));
+    ASSERT_EQ(fwd.inputs.size(), 2u);
+    EXPECT_EQ(fwd.inputs[1].name, "w");
+    EXPECT_EQ(fwd.inputs[1].init.kind, kloop::spec::init_kind::uniform);
+    EXPECT_DOUBLE_EQ(fwd.inputs[1].init.a, 0.5);
+    EXPECT_DOUBLE_EQ(fwd.inputs[1].init.b, 1.5);
+    ASSERT_EQ(fwd.outputs.size(), 2u);
+    EXPECT_EQ(fwd.outputs[0].name, "y");
+    EXPECT_EQ(fwd.outputs[0].tol.atol, 1e-5);
+    EXPECT_EQ(fwd.outputs[0].tol.rtol, 1e-5);
+    EXPECT_EQ(fwd.outputs[1].name, "rstd");
+    EXPECT_EQ(fwd.outputs[1].tol.atol, 1e-6);
+    ASSERT_EQ(fwd.outputs[1].shape.size(), 1u);
+    EXPECT_EQ(fwd.outputs[1].shape[0].get_text(), "N");
+
+    const auto& bwd = s.modes[1];
+    EXPECT_TRUE(bwd.params.empty());
+    ASSERT_EQ(bwd.inputs.size(), 4u);
+    EXPECT_EQ(bwd.inputs[3].name, "dy");
+    ASSERT_EQ(bwd.outputs.size(), 2u);
+    EXPECT_EQ(bwd.outputs[0].tol.atol, 1e-4);
+    EXPECT_EQ(bwd.outputs[1].name, "dw");
+    EXPECT_EQ(bwd.outputs[1].tol.rel_rms, 1e-4);
+    EXPECT_FALSE(bwd.outputs[1].tol.has_elementwise());
+    EXPECT_EQ(s.fixed_seeds[0], 1u);
+    EXPECT_EQ(s.fixed_seeds[1], 2u);
+}
+
+}  // namespace
+
+// The real op.toml, parsed against a directory holding stubs of the files it names, so the
+// test does not depend on the example's reference being present.
+TEST_F(SpecLoaderTest, ParsesTheRmsnormExample) {
+    const std::string text = read_file(example_dir / "op.toml");
+    ASSERT_FALSE(text.empty()) << "cannot read " << example_dir / "op.toml";
+    write_file(dir() / "op.toml", text);
+    write_file(dir() / "reference.cpp", "// stub\n");
+    const op_spec s = parse_op_spec(text, dir() / "op.toml", dir());
+    expect_rmsnorm(s);
+    EXPECT_EQ(s.reference, dir() / "reference.cpp");
+    EXPECT_EQ(s.frozen, (std::vector<fs::path>{dir() / "op.toml", dir() / "reference.cpp"}));
+}
+
+TEST(SpecLoaderExampleTest, LoadsTheRmsnormDirectory) {
+    if (!fs::exists(example_dir / "reference.cpp"))
+        GTEST_SKIP() << "examples/rmsnorm/reference.cpp is not there yet";
+    const op_spec s = load_op_spec(example_dir);
+    expect_rmsnorm(s);
+    EXPECT_EQ(s.reference, fs::weakly_canonical(example_dir / "reference.cpp"));
+}
