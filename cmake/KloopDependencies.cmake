@@ -17,3 +17,11 @@ target_link_libraries(kloop_crypto INTERFACE ${KLOOP_LIBCRYPTO_STATIC} ${CMAKE_D
 if(KLOOP_BUILD_TESTS)
   find_package(GTest REQUIRED)             # libgtest-dev, libgmock-dev
 endif()
+
+# SQLite3 (libsqlite3-dev) for the strategy memory, linked statically so the binaries need no
+# libsqlite3.so on the GPU host.
+find_library(KLOOP_LIBSQLITE3_STATIC NAMES libsqlite3.a REQUIRED)
+find_path(KLOOP_SQLITE3_INCLUDE_DIR NAMES sqlite3.h REQUIRED)
+add_library(kloop_sqlite3 INTERFACE)
+target_include_directories(kloop_sqlite3 SYSTEM INTERFACE ${KLOOP_SQLITE3_INCLUDE_DIR})
+target_link_libraries(kloop_sqlite3 INTERFACE ${KLOOP_LIBSQLITE3_STATIC} ${CMAKE_DL_LIBS} Threads::Threads m)

@@ -41,6 +41,12 @@ public:
     // The guard size requested at construction (the back zone's size; the front one may be larger).
     [[nodiscard]] std::size_t get_redzone_bytes() const { return m_back_bytes; }
 
+    // The whole allocation, red zones included (front zone first): what a device mirror copies.
+    [[nodiscard]] unsigned char* get_block() { return m_block.get(); }
+    [[nodiscard]] const unsigned char* get_block() const { return m_block.get(); }
+    [[nodiscard]] std::size_t get_block_bytes() const { return m_front_bytes + m_bytes + m_back_bytes; }
+    [[nodiscard]] std::size_t get_front_bytes() const { return m_front_bytes; }
+
     void poison();
     // Rewrites both canaries (after a detected violation, to reuse the buffer).
     void reset_redzones();

@@ -34,6 +34,10 @@ call_judgement judge_call(const runner::call_plan& plan, const nlohmann::json& r
         first_reason(j, "no result for this call");
         return j;
     }
+    if (r.contains("device_error")) {
+        first_reason(j, "device error in the candidate: " + r.at("device_error").get<std::string>());
+        return j;
+    }
     if (const int rc = r.at("return_code").get<int>(); rc != 0)
         first_reason(j, "the candidate returned " + std::to_string(rc));
 

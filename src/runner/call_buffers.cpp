@@ -12,12 +12,12 @@ namespace kloop::runner {
 
 namespace {
 
-kl_tensor make_tensor(const tensor_plan& t, void* data) {
+kl_tensor make_tensor(const tensor_plan& t, void* data, kl_device device) {
     kl_tensor k{};
     k.name = t.name.c_str();
     k.data = data;
     k.dtype = static_cast<kl_dtype>(to_abi(t.type));
-    k.device = KL_HOST;
+    k.device = device;
     if (t.shape.size() > KL_MAX_DIMS)
         throw std::runtime_error("tensor '" + t.name + "' has more than KL_MAX_DIMS dims");
     k.ndim = static_cast<int32_t>(t.shape.size());
@@ -32,7 +32,7 @@ kl_tensor make_tensor(const tensor_plan& t, void* data) {
 
 }  // namespace
 
-call_buffers::call_buffers(const call_plan& plan) : m_plan(plan) {
+call_buffers::call_buffers(const call_plan& plan, executor_base& exec) : m_plan(plan), m_exec(exec) {
     for (const auto& t : plan.inputs) {
         m_inputs.emplace_back(t.type, t.numel());
         m_inits.push_back(spec::initializer::parse(t.init.empty() ? "normal(0, 1)" : t.init));
@@ -49,17 +49,50 @@ call_buffers::call_buffers(const call_plan& plan) : m_plan(plan) {
     for (const auto& [name, value] : plan.dims) m_dim_names.push_back(name);
     std::size_t i = 0;
     for (const auto& [name, value] : plan.dims) m_dims.push_back(kl_dim{m_dim_names[i++].c_str(), value});
-    rebuild_args();
     poison_outputs();
+    if (!m_exec.is_host()) {
+        try {
+            for (auto& b : m_inputs) m_device_in.push_back(m_exec.allocate(b.get_block_bytes()));
+            for (auto& b : m_outputs) m_device_out.push_back(m_exec.allocate(b.get_block_bytes()));
+        } catch (...) {
+            for (void* p : m_device_in) m_exec.release(p);
+            for (void* p : m_device_out) m_exec.release(p);
+            throw;
+        }
+    }
+    rebuild_args();
+}
+
+call_buffers::~call_buffers() {
+    for (void* p : m_device_in) m_exec.release(p);
+    for (void* p : m_device_out) m_exec.release(p);
+}
+
+void call_buffers::for_each_buffer(const std::function<void(check::guarded_buffer&, void*&)>& f) {
+    for (std::size_t i = 0; i < m_device_in.size(); ++i) f(m_inputs[i], m_device_in[i]);
+    for (std::size_t i = 0; i < m_device_out.size(); ++i) f(m_outputs[i], m_device_out[i]);
+}
+
+void call_buffers::prepare() {
+    for_each_buffer([&](check::guarded_buffer& b, void*& dev) { m_exec.upload(dev, b.get_block(), b.get_block_bytes()); });
+}
+
+void call_buffers::collect() {
+    for_each_buffer([&](check::guarded_buffer& b, void*& dev) { m_exec.download(b.get_block(), dev, b.get_block_bytes()); });
 }
 
 void call_buffers::rebuild_args() {
     m_in_tensors.clear();
     m_out_tensors.clear();
+    const kl_device device = m_exec.get_device();
+    auto data_of = [&](check::guarded_buffer& b, const std::vector<void*>& dev, std::size_t i) -> void* {
+        if (dev.empty()) return b.data();
+        return static_cast<unsigned char*>(dev[i]) + b.get_front_bytes();
+    };
     for (std::size_t i = 0; i < m_inputs.size(); ++i)
-        m_in_tensors.push_back(make_tensor(m_plan.inputs[i], m_inputs[i].data()));
+        m_in_tensors.push_back(make_tensor(m_plan.inputs[i], data_of(m_inputs[i], m_device_in, i), device));
     for (std::size_t i = 0; i < m_outputs.size(); ++i)
-        m_out_tensors.push_back(make_tensor(m_plan.outputs[i], m_outputs[i].data()));
+        m_out_tensors.push_back(make_tensor(m_plan.outputs[i], data_of(m_outputs[i], m_device_out, i), device));
     m_args.abi_version = KL_ABI_VERSION;
     m_args.n_inputs = static_cast<int32_t>(m_in_tensors.size());
     m_args.inputs = m_in_tensors.data();
@@ -69,7 +102,7 @@ void call_buffers::rebuild_args() {
     m_args.params = m_params.data();
     m_args.n_dims = static_cast<int32_t>(m_dims.size());
     m_args.dims = m_dims.data();
-    m_args.stream = nullptr;
+    m_args.stream = m_exec.get_stream();
 }
 
 void call_buffers::remember_pristine(std::size_t i) {

@@ -1,19 +1,24 @@
-// kloop runner: the host buffers of one call and the kl_args that points at them.
+// kloop runner: the buffers of one call and the kl_args that points at them.
 //
-// Responsibility: allocate every input and output of a call_plan in guarded buffers (red zones
-// on both sides), fill inputs from their initialisers with a seed, poison outputs, keep a
+// Responsibility: allocate every input and output of a call_plan in guarded host buffers (red
+// zones on both sides), fill inputs from their initialisers with a seed, poison outputs, keep a
 // pristine copy of the inputs to prove the call did not modify them, and expose a kl_args view
-// whose pointers stay valid for the object's lifetime. One object = one set of addresses; the
-// bench reuses it across samples and refills its inputs in place ("new values, same address").
+// whose pointers stay valid for the object's lifetime. On a device executor every host buffer
+// has a byte-identical device mirror (red zones included): prepare() uploads, collect()
+// downloads, and every check then reads the host copy. On the host executor both are no-ops.
+// One object = one set of addresses; the bench reuses it across samples and refills its inputs
+// in place ("new values, same address").
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "check/guarded_buffer.hpp"
 #include "kloop/kernel.h"
+#include "runner/executor.hpp"
 #include "runner/job.hpp"
 #include "spec/initializer.hpp"
 
@@ -31,9 +36,15 @@ struct red_zone_violation {
 
 class call_buffers {
 public:
-    explicit call_buffers(const call_plan& plan);
+    call_buffers(const call_plan& plan, executor_base& exec);
+    ~call_buffers();
     call_buffers(const call_buffers&) = delete;
     call_buffers& operator=(const call_buffers&) = delete;
+
+    // Host → device: inputs, outputs (poison) and every red zone. No-op on the host.
+    void prepare();
+    // Device → host: every buffer with its red zones, so the host checks see the call's effects.
+    void collect();
 
     // Fill every input from its initialiser with seed-derived streams; remember a pristine copy.
     void fill_inputs(std::uint64_t seed);
@@ -59,10 +70,13 @@ public:
 
 private:
     void rebuild_args();
-
     void remember_pristine(std::size_t i);
+    void for_each_buffer(const std::function<void(check::guarded_buffer&, void*&)>& f);
 
     const call_plan& m_plan;
+    executor_base& m_exec;
+    std::vector<void*> m_device_in;        // device blocks (red zones included); empty on the host
+    std::vector<void*> m_device_out;
     std::vector<spec::initializer> m_inits;
     std::vector<check::guarded_buffer> m_inputs;
     std::vector<check::guarded_buffer> m_outputs;

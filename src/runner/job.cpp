@@ -112,6 +112,8 @@ void to_json(json& j, const job& x) {
              {"phase", to_string(x.phase)},
              {"candidate_lib", x.candidate_lib},
              {"reference_lib", x.reference_lib},
+             {"candidate_device", x.candidate_device},
+             {"reference_device", x.reference_device},
              {"evict_bytes", x.evict_bytes},
              {"calls", calls},
              {"gate", gate},
@@ -129,6 +131,10 @@ void from_json(const json& j, job& x) {
     x.phase = phase == "gate" ? job_phase::gate : job_phase::bench;
     x.candidate_lib = j.at("candidate_lib").get<std::string>();
     x.reference_lib = j.at("reference_lib").get<std::string>();
+    x.candidate_device = j.value("candidate_device", "cpu");
+    x.reference_device = j.value("reference_device", "cpu");
+    for (const auto* d : {&x.candidate_device, &x.reference_device})
+        if (*d != "cpu" && *d != "cuda") throw std::runtime_error("job: unknown device '" + *d + "'");
     x.evict_bytes = j.value("evict_bytes", std::uint64_t{0});
     x.calls.clear();
     for (const auto& c : j.at("calls")) {

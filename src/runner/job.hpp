@@ -74,6 +74,8 @@ struct job {
     job_phase phase = job_phase::gate;
     std::string candidate_lib;
     std::string reference_lib;
+    std::string candidate_device = "cpu";  // "cpu" | "cuda": which executor runs each library
+    std::string reference_device = "cpu";
     std::vector<call_plan> calls;
     std::vector<gate_case> gate;
     std::vector<bench_item> bench;

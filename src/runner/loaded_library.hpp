@@ -8,11 +8,9 @@
 
 #include <string>
 
-#include "kloop/kernel.h"
+#include "runner/executor.hpp"
 
 namespace kloop::runner {
-
-using entry_fn = int (*)(const kl_args*);
 
 class loaded_library {
 public:

@@ -28,6 +28,13 @@ struct entry_pair {
     entry_fn reference = nullptr;
 };
 
+// The two executors of a job: the candidate's device and the reference's (a CUDA candidate may
+// be checked against a CPU reference).
+struct executors {
+    executor_base& candidate;
+    executor_base& reference;
+};
+
 json red_zone_json(const std::vector<red_zone_violation>& v) {
     json a = json::array();
     for (const auto& r : v) a.push_back({{"name", r.name}, {"byte_offset", r.byte_offset}});
@@ -40,8 +47,8 @@ json changed_inputs_json(const std::vector<input_change>& v) {
     return a;
 }
 
-// Compare every output of `cand` against `ref`; also report the reference's own non-finite values
-// (a broken reference must not make every candidate look wrong silently).
+// Compare every output of `cand` against `ref` (host copies); also report the reference's own
+// non-finite values (a broken reference must not make every candidate look wrong silently).
 json compare_json(const call_buffers& cand, const call_buffers& ref) {
     json outs = json::array();
     const auto& plan = cand.get_plan();
@@ -51,10 +58,20 @@ json compare_json(const call_buffers& cand, const call_buffers& ref) {
                                               t.numel(), t.tol);
         const auto self = check::compare_outputs(t.type, ref.get_output(i).data(), ref.get_output(i).data(),
                                                  t.numel(), t.tol);
-        json o = {{"name", t.name}, {"metrics", m}, {"reference_nonfinite", self.nan_count + self.inf_count}};
-        outs.push_back(std::move(o));
+        outs.push_back({{"name", t.name}, {"metrics", m}, {"reference_nonfinite", self.nan_count + self.inf_count}});
     }
     return outs;
+}
+
+// The raw facts of one checked candidate call (its buffers already collected to the host).
+json call_facts(const call_outcome& out, const call_buffers& cand, const call_buffers& ref, int ref_rc) {
+    json j = {{"return_code", out.return_code},
+              {"reference_return_code", ref_rc},
+              {"changed_inputs", changed_inputs_json(cand.find_changed_inputs())},
+              {"red_zone_violations", red_zone_json(cand.find_red_zone_violations())},
+              {"outputs", compare_json(cand, ref)}};
+    if (!out.device_error.empty()) j["device_error"] = out.device_error;
+    return j;
 }
 
 bool outputs_bitwise_equal(const call_buffers& a, const call_buffers& b) {
@@ -64,71 +81,75 @@ bool outputs_bitwise_equal(const call_buffers& a, const call_buffers& b) {
     return true;
 }
 
-void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, event_writer& ev) {
+// Runs `f` on `buf`'s device and brings the results back to the host copy.
+call_outcome run_checked(executor_base& exec, entry_fn f, call_buffers& buf) {
+    buf.prepare();
+    const auto out = exec.invoke(f, buf.get_args());
+    if (out.device_error.empty()) buf.collect();
+    return out;
+}
+
+// The reference on `ref` with `ref`'s current inputs; returns its return code (or -1 on a device error).
+int run_reference(executor_base& exec, entry_fn f, call_buffers& ref) {
+    ref.poison_outputs();
+    const auto out = run_checked(exec, f, ref);
+    return out.device_error.empty() ? out.return_code : -1;
+}
+
+void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(c.call)];
     ev.write({{"event", "case_start"}, {"id", c.id}});
 
-    call_buffers ref(plan);
+    call_buffers ref(plan, ex.reference);
     ref.fill_inputs(c.seed);
     ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "reference"}});
-    const int ref_rc = fns.reference(&ref.get_args());
+    const int ref_rc = run_reference(ex.reference, fns.reference, ref);
     if (ref_rc != 0) {
         ev.write({{"event", "case_result"}, {"id", c.id}, {"reference_return_code", ref_rc}});
         return;
     }
 
     // Fresh buffers (other addresses) with the same values; outputs poisoned by construction.
-    auto cand = std::make_unique<call_buffers>(plan);
+    auto cand = std::make_unique<call_buffers>(plan, ex.candidate);
     cand->copy_inputs_from(ref);
     ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "candidate"}});
     const auto t0 = clock_type::now();
-    const int rc = fns.candidate(&cand->get_args());
+    const auto out = run_checked(ex.candidate, fns.candidate, *cand);
     const double call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    if (!out.device_error.empty()) {
+        // A sticky device error poisons the context: report it and stop this runner.
+        ev.write({{"event", "case_result"}, {"id", c.id}, {"return_code", out.return_code},
+                  {"device_error", out.device_error}});
+        throw std::runtime_error("device error in the candidate: " + out.device_error);
+    }
+    json result = call_facts(out, *cand, ref, 0);
+    result["event"] = "case_result";
+    result["id"] = c.id;
+    result["call_s"] = call_s;
 
-    json result = {{"event", "case_result"},
-                   {"id", c.id},
-                   {"return_code", rc},
-                   {"call_s", call_s},
-                   {"changed_inputs", changed_inputs_json(cand->find_changed_inputs())},
-                   {"red_zone_violations", red_zone_json(cand->find_red_zone_violations())},
-                   {"outputs", compare_json(*cand, ref)}};
-
-    if (rc == 0 && c.trial == 0) {
+    if (out.ok() && c.trial == 0) {
         // Same addresses, new values, right after the first call: the candidate is called again
         // on the same buffers refilled from another seed. A result cached on pointers (or on
         // anything but the values) comes back stale here, before any timing.
         ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "same_address_recheck"}});
         cand->fill_inputs(derive_seed(c.seed, "same-address"));
         cand->poison_outputs();
-        const int rc_same = fns.candidate(&cand->get_args());
+        const auto out_same = run_checked(ex.candidate, fns.candidate, *cand);
         ref.copy_inputs_from(*cand);
-        ref.poison_outputs();
-        const int ref_rc_same = fns.reference(&ref.get_args());
-        result["same_address_recheck"] = {{"return_code", rc_same},
-                                          {"reference_return_code", ref_rc_same},
-                                          {"changed_inputs", changed_inputs_json(cand->find_changed_inputs())},
-                                          {"red_zone_violations", red_zone_json(cand->find_red_zone_violations())},
-                                          {"outputs", compare_json(*cand, ref)}};
+        const int ref_rc_same = run_reference(ex.reference, fns.reference, ref);
+        result["same_address_recheck"] = call_facts(out_same, *cand, ref, ref_rc_same);
 
         // Determinism: the same values on fresh buffers must give identical bits.
         ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "determinism"}});
-        call_buffers again(plan);
+        call_buffers again(plan, ex.candidate);
         again.copy_inputs_from(*cand);
-        const int rc_again = fns.candidate(&again.get_args());
-        result["deterministic"] = rc_same == 0 && rc_again == 0 && outputs_bitwise_equal(*cand, again);
+        const auto out_again = run_checked(ex.candidate, fns.candidate, again);
+        result["deterministic"] = out_same.ok() && out_again.ok() && outputs_bitwise_equal(*cand, again);
     }
     ev.write(result);
 }
 
-// Writes one byte into every cache line of the flush buffer, so each line is pulled into the
-// cache hierarchy (evicting the candidate's data) at the cost of one pass. Writes through a
-// volatile pointer so the compiler cannot drop the traffic.
-void flush_caches(std::vector<unsigned char>& buf, unsigned char pattern) {
-    volatile unsigned char* p = buf.data();
-    for (std::size_t i = 0; i < buf.size(); i += 64) p[i] = pattern;
-}
-
-void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, event_writer& ev) {
+void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(b.call)];
     ev.write({{"event", "bench_start"}, {"id", b.id}});
 
@@ -136,27 +157,33 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, ev
     std::vector<std::unique_ptr<call_buffers>> sets;
     // Set 0 is drawn from the seed; the others are shifted arrangements of it (memcpy speed);
     // `spare` is the source of the new values given to checked samples.
-    call_buffers spare(plan);
+    call_buffers spare(plan, ex.reference);
     spare.fill_inputs(derive_seed(b.seed, "spare"));
     for (int k = 0; k < n_sets; ++k) {
-        sets.push_back(std::make_unique<call_buffers>(plan));
+        sets.push_back(std::make_unique<call_buffers>(plan, ex.candidate));
         if (k == 0) sets.back()->fill_inputs(derive_seed(b.seed, "set0"));
         else sets.back()->fill_inputs_shifted(*sets.front(), derive_seed(b.seed, "set" + std::to_string(k)));
+        sets.back()->prepare();
     }
-    call_buffers ref(plan);
-    std::vector<unsigned char> flush(b.flush_bytes);
+    call_buffers ref(plan, ex.reference);
 
-    auto fail = [&](const char* where, int sample, int rc) {
-        ev.write({{"event", "bench_result"}, {"id", b.id}, {"error", where}, {"sample", sample}, {"return_code", rc}});
+    auto fail = [&](const char* where, int sample, const call_outcome& out) {
+        json e = {{"event", "bench_result"}, {"id", b.id}, {"error", where}, {"sample", sample},
+                  {"return_code", out.return_code}};
+        if (!out.device_error.empty()) e["device_error"] = out.device_error;
+        ev.write(e);
     };
 
-    // Warm-up: page in code and data, let frequency governors settle.
+    // Warm-up: page in code and data, let clocks and caches settle.
     int warm = 0;
+    double warm_s = 0;
     const auto warm_start = clock_type::now();
     while (warm < b.warmup_min_calls ||
            std::chrono::duration<double>(clock_type::now() - warm_start).count() < b.warmup_min_s) {
         auto& s = *sets[static_cast<std::size_t>(warm % n_sets)];
-        if (const int rc = fns.candidate(&s.get_args()); rc != 0) return fail("warmup", warm, rc);
+        call_outcome out;
+        warm_s += ex.candidate.time_call(fns.candidate, s.get_args(), out);
+        if (!out.ok()) return fail("warmup", warm, out);
         ++warm;
         if (warm >= 1000) break;
     }
@@ -174,25 +201,21 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, ev
             // work after the first call produces stale outputs here.
             set.fill_inputs_shifted(spare, derive_seed(b.seed, "check" + std::to_string(s)));
             set.poison_outputs();
+            set.prepare();
         }
-        flush_caches(flush, static_cast<unsigned char>(s));
-        const auto t0 = clock_type::now();
-        const int rc = fns.candidate(&set.get_args());
-        const auto t1 = clock_type::now();
-        if (rc != 0) return fail("sample", s, rc);
-        const double dt = std::chrono::duration<double>(t1 - t0).count();
+        ex.candidate.flush_caches(b.flush_bytes);
+        call_outcome out;
+        const double dt = ex.candidate.time_call(fns.candidate, set.get_args(), out);
+        if (!out.ok()) return fail("sample", s, out);
         samples.push_back(dt);
         rule.add(dt);
         if (checked) {
+            set.collect();
             ref.copy_inputs_from(set);
-            ref.poison_outputs();
-            const int ref_rc = fns.reference(&ref.get_args());
-            checks.push_back({{"sample", s},
-                              {"return_code", rc},
-                              {"reference_return_code", ref_rc},
-                              {"changed_inputs", changed_inputs_json(set.find_changed_inputs())},
-                              {"red_zone_violations", red_zone_json(set.find_red_zone_violations())},
-                              {"outputs", compare_json(set, ref)}});
+            const int ref_rc = run_reference(ex.reference, fns.reference, ref);
+            json facts = call_facts(out, set, ref, ref_rc);
+            facts["sample"] = s;
+            checks.push_back(std::move(facts));
         }
         ++s;
     }
@@ -200,6 +223,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, ev
               {"id", b.id},
               {"samples_s", samples},
               {"warmup_calls", warm},
+              {"warmup_s", warm_s},
               {"stop_reason", measure::to_string(rule.get_state())},
               {"input_sets", n_sets},
               {"flush_bytes", b.flush_bytes},
@@ -208,9 +232,10 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, ev
 
 }  // namespace
 
-int run_job(const job& j, event_writer& ev) {
+int run_job(const job& j, event_writer& ev, executor_base& candidate_exec, executor_base& reference_exec) {
     ev.write({{"event", "start"}, {"pid", static_cast<long>(::getpid())}, {"abi", KL_ABI_VERSION},
-              {"phase", to_string(j.phase)}});
+              {"phase", to_string(j.phase)}, {"candidate_device", candidate_exec.describe()},
+              {"reference_device", reference_exec.describe()}});
     std::unique_ptr<loaded_library> cand_lib, ref_lib;
     std::vector<entry_pair> fns(j.calls.size());
     try {
@@ -224,10 +249,16 @@ int run_job(const job& j, event_writer& ev) {
         ev.write({{"event", "fatal"}, {"message", e.what()}});
         return 3;
     }
-    if (j.phase == job_phase::gate) {
-        for (const auto& c : j.gate) run_gate_case(j, c, fns[static_cast<std::size_t>(c.call)], ev);
-    } else {
-        for (const auto& b : j.bench) run_bench_item(j, b, fns[static_cast<std::size_t>(b.call)], ev);
+    const executors ex{candidate_exec, reference_exec};
+    try {
+        if (j.phase == job_phase::gate) {
+            for (const auto& c : j.gate) run_gate_case(j, c, fns[static_cast<std::size_t>(c.call)], ex, ev);
+        } else {
+            for (const auto& b : j.bench) run_bench_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
+        }
+    } catch (const std::exception& e) {
+        ev.write({{"event", "fatal"}, {"message", e.what()}});
+        return 3;
     }
     ev.write({{"event", "done"}});
     return 0;

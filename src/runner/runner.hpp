@@ -16,12 +16,14 @@
 #pragma once
 
 #include "runner/event_writer.hpp"
+#include "runner/executor.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::runner {
 
 // Returns the runner's exit status: 0 when the job ran to the end (whatever the candidate did,
-// short of killing the process), 3 when a library or entry point could not be loaded.
-int run_job(const job& j, event_writer& events);
+// short of killing the process), 3 when a library or entry point could not be loaded or a
+// device error poisoned the context. The executors run the candidate's and the reference's calls.
+int run_job(const job& j, event_writer& events, executor_base& candidate_exec, executor_base& reference_exec);
 
 }  // namespace kloop::runner

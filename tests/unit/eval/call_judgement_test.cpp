@@ -93,3 +93,11 @@ TEST(CallJudgementTest, BrokenReferenceIsBlamedOnTheReference) {
     r2["reference_return_code"] = 2;
     EXPECT_NE(kloop::eval::judge_call(plan(), r2).reason.find("the reference returned 2"), std::string::npos);
 }
+
+TEST(CallJudgementTest, DeviceErrorIsTheReason) {
+    auto r = clean_result();
+    r["device_error"] = "cudaErrorIllegalAddress: an illegal memory access was encountered";
+    const auto j = kloop::eval::judge_call(plan(), r);
+    EXPECT_FALSE(j.pass);
+    EXPECT_NE(j.reason.find("cudaErrorIllegalAddress"), std::string::npos) << j.reason;
+}

@@ -1,0 +1,64 @@
+// kloop eval: A/B — gate two candidates, then time them interleaved in one runner process.
+//
+// Responsibility: the only way kloop decides that one version is faster than another. Both
+// sides are built and must pass the gate (a red side is reported, never skipped); then one
+// runner process measures them interleaved (A B A B …) on the same inputs with the same cache
+// eviction, and the verdict per shape and overall comes from a bootstrap interval of the ratio
+// of medians (measure/ab_comparison). Speedups measured in different runs are never combined.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/evaluation.hpp"
+#include "eval/evaluation_options.hpp"
+#include "measure/ab_comparison.hpp"
+#include "measure/statistics.hpp"
+#include "platform/subprocess.hpp"
+#include "spec/op_spec.hpp"
+
+namespace kloop::eval {
+
+struct ab_shape_result {
+    std::string mode;
+    std::string shape;
+    bool ok = false;                       // both sides timed and every checked call passed
+    std::string error;                     // why not ok (shown, never dropped)
+    std::vector<double> base_samples_s;
+    std::vector<double> candidate_samples_s;
+    std::optional<measure::sample_summary> base_s;
+    std::optional<measure::sample_summary> candidate_s;
+    std::optional<measure::ab_result> verdict;  // speedup = median(base) / median(candidate)
+};
+
+struct ab_evaluation {
+    std::string op;
+    std::string base_label;                // file path, or "<ref>:<path>" for a git ref
+    std::string candidate_label;
+    evaluation base;                       // build + gate of the base (bench not run)
+    evaluation candidate;                  // build + gate of the candidate (bench not run)
+    std::vector<ab_shape_result> shapes;
+    std::optional<measure::ab_result> overall;  // equal-weight geomean over ok shapes
+    bool ok = false;                       // both gates green and every shape ok
+    std::string reason;                    // why not ok
+    measure::ab_config config;
+    environment_info env;
+    std::vector<std::string> command_line;
+};
+
+struct ab_context {
+    const spec::op_spec& spec;
+    std::filesystem::path base;            // a source file (a git ref is resolved by the caller)
+    std::filesystem::path candidate;
+    evaluation_options options;            // gate options and the stopping rule per side
+    measure::ab_config ab;
+    platform::command_runner_base& commands;
+    std::filesystem::path cache_dir;
+    std::filesystem::path scratch_dir;
+};
+
+[[nodiscard]] ab_evaluation compare_candidates(const ab_context& ctx);
+
+}  // namespace kloop::eval

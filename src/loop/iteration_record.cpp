@@ -1,0 +1,218 @@
+// kloop loop: iteration records (see iteration_record.hpp).
+#include "loop/iteration_record.hpp"
+
+#include <cmath>
+
+#include "report/evaluation_json.hpp"
+
+namespace kloop::loop {
+
+using nlohmann::json;
+
+namespace {
+
+json num(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return v;
+}
+double from_num(const json& j) {
+    if (j.is_string()) {
+        const auto s = j.get<std::string>();
+        if (s == "inf") return INFINITY;
+        if (s == "-inf") return -INFINITY;
+        return NAN;
+    }
+    return j.get<double>();
+}
+
+json stats_json(const measure::sample_summary& s) {
+    return {{"n", s.n},
+            {"median_ms", num(s.median * 1e3)},
+            {"mean_ms", num(s.mean * 1e3)},
+            {"std_ms", num(s.stdev * 1e3)},
+            {"min_ms", num(s.min * 1e3)},
+            {"max_ms", num(s.max * 1e3)},
+            {"p10_ms", num(s.p10 * 1e3)},
+            {"p90_ms", num(s.p90 * 1e3)},
+            {"cv", num(s.cv)}};
+}
+measure::sample_summary stats_from(const json& j) {
+    measure::sample_summary s;
+    s.n = j.at("n");
+    s.median = from_num(j.at("median_ms")) / 1e3;
+    s.mean = from_num(j.at("mean_ms")) / 1e3;
+    s.stdev = from_num(j.at("std_ms")) / 1e3;
+    s.min = from_num(j.at("min_ms")) / 1e3;
+    s.max = from_num(j.at("max_ms")) / 1e3;
+    s.p10 = from_num(j.at("p10_ms")) / 1e3;
+    s.p90 = from_num(j.at("p90_ms")) / 1e3;
+    s.cv = from_num(j.value("cv", json(0.0)));
+    return s;
+}
+
+json verdict_json(const measure::ab_result& r) {
+    return {{"speedup", num(r.speedup)}, {"ci_low", num(r.ci_low)}, {"ci_high", num(r.ci_high)},
+            {"verdict", measure::to_string(r.verdict)}};
+}
+measure::ab_result verdict_from(const json& j) {
+    measure::ab_result r;
+    r.speedup = from_num(j.at("speedup"));
+    r.ci_low = from_num(j.at("ci_low"));
+    r.ci_high = from_num(j.at("ci_high"));
+    r.verdict = measure::ab_verdict_from_string(j.at("verdict"));
+    return r;
+}
+
+json ms_array(const std::vector<double>& s) {
+    json a = json::array();
+    for (double v : s) a.push_back(num(v * 1e3));
+    return a;
+}
+
+}  // namespace
+
+std::string version_label(int n) { return "v" + std::to_string(n); }
+
+json to_json(const iteration_record& r) {
+    json bench = json::array();
+    for (const auto& b : r.bench) {
+        json row = stats_json(b.s);
+        row["mode"] = b.mode;
+        row["shape"] = b.shape;
+        bench.push_back(row);
+    }
+    json ab = nullptr;
+    if (!r.ab.empty() || r.overall) {
+        json shapes = json::array();
+        for (const auto& c : r.ab) {
+            json row = {{"mode", c.mode}, {"shape", c.shape}, {"ok", c.ok}, {"error", c.error},
+                        {"best", c.best_s ? stats_json(*c.best_s) : json(nullptr)},
+                        {"candidate", c.candidate_s ? stats_json(*c.candidate_s) : json(nullptr)}};
+            if (c.verdict) row.update(verdict_json(*c.verdict));
+            shapes.push_back(row);
+        }
+        ab = {{"shapes", shapes}, {"overall", r.overall ? verdict_json(*r.overall) : json(nullptr)}, {"min_effect", r.min_effect}};
+    }
+    return {{"number", r.number},
+            {"status", to_string(r.status)},
+            {"rejection", to_string(r.rejection)},
+            {"reason", r.reason},
+            {"candidate_source", r.candidate_source},
+            {"candidate_file", r.candidate_file},
+            {"candidate_sha256", r.candidate_sha256},
+            {"proposal", {{"direction", r.direction}, {"expected", r.expected}, {"tags", r.tags}}},
+            {"fingerprint", r.fingerprint},
+            {"vs_best", r.vs_best},
+            {"gate", {{"pass", r.gate_pass}, {"partial", r.gate_partial}}},
+            {"bench_ok", r.bench_ok},
+            {"bench", bench},
+            {"ab", ab},
+            {"git", {{"in_repo", r.git.in_repo}, {"committed", r.git.committed}, {"commit", r.git.commit}, {"note", r.git.note}}},
+            {"profile", {{"status", r.profile_status}, {"note", r.profile_note}}},
+            {"warnings", r.warnings},
+            {"recorded_at", r.recorded_at}};
+}
+
+iteration_record iteration_record_from_json(const json& j) {
+    iteration_record r;
+    r.number = j.at("number");
+    r.status = iteration_status_from_string(j.at("status"));
+    r.rejection = rejection_kind_from_string(j.at("rejection"));
+    r.reason = j.at("reason");
+    r.candidate_source = j.at("candidate_source");
+    r.candidate_file = j.at("candidate_file");
+    r.candidate_sha256 = j.at("candidate_sha256");
+    r.direction = j.at("proposal").at("direction");
+    r.expected = j.at("proposal").at("expected");
+    r.tags = j.at("proposal").at("tags").get<std::vector<std::string>>();
+    r.fingerprint = j.at("fingerprint");
+    r.vs_best = j.at("vs_best");
+    r.gate_pass = j.at("gate").at("pass");
+    r.gate_partial = j.at("gate").at("partial");
+    r.bench_ok = j.at("bench_ok");
+    for (const auto& b : j.at("bench")) r.bench.push_back({b.at("mode"), b.at("shape"), stats_from(b)});
+    if (const auto& ab = j.at("ab"); !ab.is_null()) {
+        for (const auto& c : ab.at("shapes")) {
+            shape_comparison sc;
+            sc.mode = c.at("mode");
+            sc.shape = c.at("shape");
+            sc.ok = c.at("ok");
+            sc.error = c.at("error");
+            if (!c.at("best").is_null()) sc.best_s = stats_from(c.at("best"));
+            if (!c.at("candidate").is_null()) sc.candidate_s = stats_from(c.at("candidate"));
+            if (c.contains("verdict")) sc.verdict = verdict_from(c);
+            r.ab.push_back(std::move(sc));
+        }
+        if (!ab.at("overall").is_null()) r.overall = verdict_from(ab.at("overall"));
+        r.min_effect = ab.value("min_effect", 0.0);
+    }
+    const auto& g = j.at("git");
+    r.git = {g.at("in_repo"), g.at("committed"), g.at("commit"), g.at("note")};
+    r.profile_status = j.at("profile").at("status");
+    r.profile_note = j.at("profile").at("note");
+    r.warnings = j.at("warnings").get<std::vector<std::string>>();
+    r.recorded_at = j.at("recorded_at");
+    return r;
+}
+
+std::vector<shape_stats> bench_stats_of(const eval::evaluation& e) {
+    std::vector<shape_stats> out;
+    for (const auto& s : e.bench.shapes)
+        if (s.ok && s.stats_s) out.push_back({s.mode, s.shape, *s.stats_s});
+    return out;
+}
+
+std::vector<shape_comparison> comparisons_of(const eval::ab_evaluation& ab) {
+    std::vector<shape_comparison> out;
+    for (const auto& s : ab.shapes) out.push_back({s.mode, s.shape, s.ok, s.error, s.base_s, s.candidate_s, s.verdict});
+    return out;
+}
+
+std::vector<shape_stats> candidate_stats_of(const eval::ab_evaluation& ab) {
+    std::vector<shape_stats> out;
+    for (const auto& s : ab.shapes)
+        if (s.ok && s.candidate_s) out.push_back({s.mode, s.shape, *s.candidate_s});
+    return out;
+}
+
+json ab_to_json(const eval::ab_evaluation& ab) {
+    json shapes = json::array();
+    for (const auto& s : ab.shapes) {
+        json row = {{"mode", s.mode}, {"shape", s.shape}, {"ok", s.ok}, {"error", s.error},
+                    {"best", s.base_s ? stats_json(*s.base_s) : json(nullptr)},
+                    {"candidate", s.candidate_s ? stats_json(*s.candidate_s) : json(nullptr)},
+                    {"best_samples_ms", ms_array(s.base_samples_s)},
+                    {"candidate_samples_ms", ms_array(s.candidate_samples_s)}};
+        if (s.verdict) row.update(verdict_json(*s.verdict));
+        shapes.push_back(row);
+    }
+    return {{"op", ab.op},
+            {"best", ab.base_label},
+            {"candidate", ab.candidate_label},
+            {"ok", ab.ok},
+            {"reason", ab.reason},
+            {"config", {{"min_effect", ab.config.min_effect}, {"resamples", ab.config.resamples},
+                        {"confidence", ab.config.confidence}, {"seed", ab.config.seed}, {"min_samples", ab.config.min_samples}}},
+            {"overall", ab.overall ? verdict_json(*ab.overall) : json(nullptr)},
+            {"shapes", shapes},
+            {"best_evaluation", report::to_json(ab.base)}};
+}
+
+namespace {
+std::optional<double> geomean_of(const iteration_record& r, bool median) {
+    if (!r.bench_ok || r.bench.empty()) return std::nullopt;
+    double acc = 0;
+    for (const auto& b : r.bench) {
+        const double v = median ? b.s.median : b.s.mean;
+        if (!(v > 0)) return std::nullopt;
+        acc += std::log(v);
+    }
+    return std::exp(acc / static_cast<double>(r.bench.size()));
+}
+}  // namespace
+
+std::optional<double> geomean_median_s(const iteration_record& r) { return geomean_of(r, true); }
+std::optional<double> geomean_mean_s(const iteration_record& r) { return geomean_of(r, false); }
+
+}  // namespace kloop::loop

@@ -1,0 +1,107 @@
+// kloop loop: the record of one iteration (iter_vN/benchmark_result.json, "iteration" key).
+//
+// Responsibility: what the loop remembers of each version — v0 (the baseline, measured by
+// `kloop init` with a plain evaluation) and every `kloop iterate` — and its JSON form. Other
+// commands (status, best, report, nogo) read only these records and the contract.
+//
+// iter_vN/benchmark_result.json (kind "kloop.iteration", schema_version 1):
+//   iteration {number, status "baseline"|"positive"|"negative"|"rejected", rejection
+//     "none"|"build"|"gate"|"crash"|"timeout"|"integrity"|"bench", reason, candidate_source,
+//     candidate_file (inside iter_vN/), candidate_sha256, proposal {direction, expected, tags[]},
+//     fingerprint, vs_best (the version compared against; -1 for v0), gate {pass, partial},
+//     bench_ok, bench[] {mode, shape, n, median_ms, mean_ms, std_ms, min_ms, max_ms, p10_ms,
+//     p90_ms}, ab {shapes[] {mode, shape, ok, error, best {..stats..}, candidate {..}, speedup,
+//     ci_low, ci_high, verdict}, overall {speedup, ci_low, ci_high, verdict} | null,
+//     min_effect} | null, git {in_repo, committed, commit, note}, profile {status "missing",
+//     note}, warnings[], recorded_at}
+//   evaluation   report::to_json of the candidate's evaluation (v0: build, gate and bench;
+//                vN: build and gate, the bench being the A/B below)
+//   ab           the full A/B record with raw samples (vN only)
+// The profile field is where a later issue's Nsight Compute capture slots in.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/ab_evaluation.hpp"
+#include "eval/evaluation.hpp"
+#include "loop/classification.hpp"
+#include "measure/ab_comparison.hpp"
+#include "measure/statistics.hpp"
+
+namespace kloop::loop {
+
+struct shape_stats {
+    std::string mode;
+    std::string shape;
+    measure::sample_summary s;   // seconds
+};
+
+struct shape_comparison {
+    std::string mode;
+    std::string shape;
+    bool ok = false;
+    std::string error;
+    std::optional<measure::sample_summary> best_s;
+    std::optional<measure::sample_summary> candidate_s;
+    std::optional<measure::ab_result> verdict;
+};
+
+struct git_record {
+    bool in_repo = false;
+    bool committed = false;
+    std::string commit;
+    std::string note;      // why not committed, or the message
+};
+
+struct iteration_record {
+    int number = 0;
+    iteration_status status = iteration_status::baseline;
+    rejection_kind rejection = rejection_kind::none;
+    std::string reason;
+    std::string candidate_source;        // as given on the command line
+    std::string candidate_file;          // file name inside iter_vN/
+    std::string candidate_sha256;
+    std::string direction;
+    std::string expected;
+    std::vector<std::string> tags;
+    std::string fingerprint;
+    int vs_best = -1;
+    bool gate_pass = false;
+    bool gate_partial = false;
+    bool bench_ok = false;
+    std::vector<shape_stats> bench;      // the candidate's own numbers
+    std::vector<shape_comparison> ab;    // empty for v0 and for versions rejected before timing
+    std::optional<measure::ab_result> overall;
+    double min_effect = 0;
+    git_record git;
+    std::string profile_status = "missing";
+    std::string profile_note = "kloop does not profile yet (Nsight Compute capture is a later issue)";
+    std::vector<std::string> warnings;
+    std::string recorded_at;
+};
+
+[[nodiscard]] nlohmann::json to_json(const iteration_record& r);
+[[nodiscard]] iteration_record iteration_record_from_json(const nlohmann::json& j);
+
+// The bench numbers of a plain evaluation (v0).
+[[nodiscard]] std::vector<shape_stats> bench_stats_of(const eval::evaluation& e);
+// Per-shape comparisons of an A/B; `candidate_bench` gets the candidate side's numbers.
+[[nodiscard]] std::vector<shape_comparison> comparisons_of(const eval::ab_evaluation& ab);
+[[nodiscard]] std::vector<shape_stats> candidate_stats_of(const eval::ab_evaluation& ab);
+
+// The full A/B as JSON (raw samples included), for benchmark_result.json.
+[[nodiscard]] nlohmann::json ab_to_json(const eval::ab_evaluation& ab);
+
+// Equal-weight geometric mean over the bench shapes of the median (or mean); nullopt when the
+// bench is not ok or empty.
+[[nodiscard]] std::optional<double> geomean_median_s(const iteration_record& r);
+[[nodiscard]] std::optional<double> geomean_mean_s(const iteration_record& r);
+
+// "v3"
+[[nodiscard]] std::string version_label(int n);
+
+}  // namespace kloop::loop

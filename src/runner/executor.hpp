@@ -1,0 +1,67 @@
+// kloop runner: where a library's calls run — host memory and a steady clock, or a GPU.
+//
+// Responsibility: the small plug-in point between the runner's protocol (gate, bench, checks;
+// runner/runner.cpp) and a device. An executor owns device memory for call buffers (each host
+// guarded buffer gets a byte-identical device mirror, red zones included, so every check runs on
+// the host copy), invokes entry points and reports device errors, evicts caches, and times one
+// call. The host executor is the identity: buffers are used in place. The CUDA executor lives in
+// backend/cuda and is linked only into kloop-runner-cuda.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kloop/kernel.h"
+
+namespace kloop::runner {
+
+using entry_fn = int (*)(const kl_args*);
+
+struct call_outcome {
+    int return_code = 0;
+    std::string device_error;              // e.g. "cudaErrorIllegalAddress: an illegal memory access…"
+    [[nodiscard]] bool ok() const { return return_code == 0 && device_error.empty(); }
+};
+
+class executor_base {
+public:
+    virtual ~executor_base() = default;
+
+    [[nodiscard]] kl_device get_device() const { return do_get_device(); }
+    [[nodiscard]] bool is_host() const { return get_device() == KL_HOST; }
+    [[nodiscard]] void* get_stream() const { return do_get_stream(); }
+
+    // Device mirrors (never called by the host executor's users: host buffers are used in place).
+    [[nodiscard]] void* allocate(std::size_t bytes) { return do_allocate(bytes); }
+    void release(void* device_ptr) noexcept { do_release(device_ptr); }
+    void upload(void* device_dst, const void* host_src, std::size_t bytes) { do_upload(device_dst, host_src, bytes); }
+    void download(void* host_dst, const void* device_src, std::size_t bytes) { do_download(host_dst, device_src, bytes); }
+
+    // One checked call: runs it to completion (device-wide) and reports any device error.
+    [[nodiscard]] call_outcome invoke(entry_fn f, const kl_args& a) { return do_invoke(f, a); }
+    // Evict caches so the next call starts cold (bytes: how much to write).
+    void flush_caches(std::uint64_t bytes) { do_flush_caches(bytes); }
+    // One timed sample of one call (caches already flushed by the caller).
+    [[nodiscard]] double time_call(entry_fn f, const kl_args& a, call_outcome& outcome) {
+        return do_time_call(f, a, outcome);
+    }
+    // Facts about the device for the runner's start event (name, clocks, ...).
+    [[nodiscard]] nlohmann::json describe() const;
+
+protected:
+    virtual kl_device do_get_device() const = 0;
+    virtual void* do_get_stream() const { return nullptr; }
+    virtual void* do_allocate(std::size_t bytes) = 0;
+    virtual void do_release(void* device_ptr) noexcept = 0;
+    virtual void do_upload(void* device_dst, const void* host_src, std::size_t bytes) = 0;
+    virtual void do_download(void* host_dst, const void* device_src, std::size_t bytes) = 0;
+    virtual call_outcome do_invoke(entry_fn f, const kl_args& a) = 0;
+    virtual void do_flush_caches(std::uint64_t bytes) = 0;
+    virtual double do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) = 0;
+    virtual void do_describe(nlohmann::json& out) const;
+};
+
+}  // namespace kloop::runner

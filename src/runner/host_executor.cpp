@@ -1,0 +1,58 @@
+// kloop runner: CPU executor.
+#include "runner/host_executor.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace kloop::runner {
+
+nlohmann::json executor_base::describe() const {
+    nlohmann::json j = nlohmann::json::object();
+    do_describe(j);
+    return j;
+}
+
+void executor_base::do_describe(nlohmann::json& out) const { out["device"] = "unknown"; }
+
+void* host_executor::do_allocate(std::size_t) {
+    throw std::logic_error("host_executor: buffers are used in place, nothing to allocate");
+}
+
+void host_executor::do_upload(void*, const void*, std::size_t) {
+    throw std::logic_error("host_executor: buffers are used in place, nothing to upload");
+}
+
+void host_executor::do_download(void*, const void*, std::size_t) {
+    throw std::logic_error("host_executor: buffers are used in place, nothing to download");
+}
+
+call_outcome host_executor::do_invoke(entry_fn f, const kl_args& a) { return call_outcome{f(&a), {}}; }
+
+// Writes one byte into every cache line of the flush buffer, so each line is pulled into the
+// cache hierarchy (evicting the candidate's data) at the cost of one pass. Writes through a
+// volatile pointer so the compiler cannot drop the traffic.
+void host_executor::do_flush_caches(std::uint64_t bytes) {
+    if (bytes == 0) return;
+    if (m_flush.size() < bytes) m_flush.resize(bytes);
+    volatile unsigned char* p = m_flush.data();
+    ++m_pattern;
+    for (std::uint64_t i = 0; i < bytes; i += 64) p[i] = m_pattern;
+}
+
+double host_executor::do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    outcome.return_code = f(&a);
+    const auto t1 = clock::now();
+    outcome.device_error.clear();
+    return std::chrono::duration<double>(t1 - t0).count();
+}
+
+void host_executor::do_describe(nlohmann::json& out) const {
+    out["device"] = "cpu";
+    out["timer"] = "std::chrono::steady_clock";
+}
+
+}  // namespace kloop::runner

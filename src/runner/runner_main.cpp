@@ -1,0 +1,57 @@
+// kloop runner: argv → job → executors → run_job.
+#include "runner/runner_main.hpp"
+
+#include <cstdio>
+#include <exception>
+
+#include <nlohmann/json.hpp>
+
+#include "platform/file_io.hpp"
+#include "runner/event_writer.hpp"
+#include "runner/job.hpp"
+#include "runner/runner.hpp"
+
+namespace kloop::runner {
+
+int runner_main(int argc, char** argv, const executor_factory& make_executor) {
+    std::string job_path, events_path;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string flag = argv[i];
+        if (flag == "--job") job_path = argv[i + 1];
+        else if (flag == "--events") events_path = argv[i + 1];
+    }
+    if (job_path.empty() || events_path.empty()) {
+        std::fprintf(stderr, "usage: %s --job JOB.json --events EVENTS.jsonl\n", argc > 0 ? argv[0] : "kloop-runner");
+        return 2;
+    }
+    job j;
+    try {
+        j = nlohmann::json::parse(platform::read_file(job_path)).get<job>();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kloop-runner: error: bad job '%s': %s\n", job_path.c_str(), e.what());
+        return 2;
+    }
+    try {
+        event_writer events(events_path);
+        std::unique_ptr<executor_base> cand, ref;
+        try {
+            cand = make_executor(j.candidate_device);
+            ref = j.reference_device == j.candidate_device ? nullptr : make_executor(j.reference_device);
+        } catch (const std::exception& e) {
+            events.write({{"event", "fatal"}, {"message", std::string("cannot use the device: ") + e.what()}});
+            return 3;
+        }
+        if (!cand || (j.reference_device != j.candidate_device && !ref)) {
+            events.write({{"event", "fatal"},
+                          {"message", "this runner cannot run '" + (cand ? j.reference_device : j.candidate_device) +
+                                          "' libraries (kloop-runner runs cpu; kloop-runner-cuda runs cuda)"}});
+            return 3;
+        }
+        return run_job(j, events, *cand, ref ? *ref : *cand);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kloop-runner: error: %s\n", e.what());
+        return 2;
+    }
+}
+
+}  // namespace kloop::runner
