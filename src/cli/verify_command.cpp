@@ -5,11 +5,15 @@
 
 #include <ostream>
 
+#include "cli/base_checkout.hpp"
+#include "cli/compare_command.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 #include "platform/subprocess.hpp"
+#include "report/ab_json.hpp"
+#include "report/ab_text.hpp"
 #include "report/evaluation_json.hpp"
 #include "report/evaluation_text.hpp"
 #include "spec/spec_loader.hpp"
@@ -30,6 +34,7 @@ struct verify_config {
     bool no_bench = false;
     eval::evaluation_options options;
     std::string keep_dir;
+    std::string base;                      // --base: compare against this file or git ref afterwards
 };
 
 class verify_command final : public command_base {
@@ -65,6 +70,11 @@ protected:
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");
+        sub.add_option("--base", m_cfg.base,
+                       "After a green verify, compare against this version as `kloop compare` does: a source file if "
+                       "that path exists, else a git ref of the candidate's repository (checked out into a temporary "
+                       "worktree, removed afterwards); both gated, then timed interleaved in one runner. The comparison "
+                       "is printed after the report (--json: under the key \"compare\")");
     }
 
     int do_execute(const invocation& inv) override {
@@ -79,6 +89,8 @@ protected:
         c.options.bench = !c.no_bench;
 
         platform::posix_command_runner commands;
+        std::optional<base_checkout> base;  // resolved first: a bad --base fails before any work
+        if (!c.base.empty()) base.emplace(c.base, c.candidate, commands);
         std::optional<platform::scoped_temp_dir> scratch;
         std::filesystem::path scratch_dir;
         if (!c.keep_dir.empty()) {
@@ -94,13 +106,22 @@ protected:
         result.candidate = c.candidate;
         result.command_line = inv.argv;
 
-        const auto record = report::to_json(result);
+        auto record = report::to_json(result);
+        std::optional<eval::ab_evaluation> ab;
+        if (base && result.status == eval::disposition::passed) {
+            ab = compare_with_base(spec, *base, c.candidate, c.candidate, c.options, measure::ab_config{}, inv.argv,
+                                   c.keep_dir.empty() ? std::string() : (std::filesystem::path(c.keep_dir) / "compare").string(),
+                                   commands);
+            record["compare"] = report::to_json(*ab);
+        }
         if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");
         if (c.json) inv.out << record.dump(2) << "\n";
         else inv.out << report::to_text(result);
+        if (ab && !c.json) inv.out << "\n" << report::to_text(*ab);
+        else if (!c.base.empty() && !c.json) inv.out << "\ncompare: not run (the candidate is not green)\n";
 
         switch (result.status) {
-            case eval::disposition::passed: return static_cast<int>(exit_code::success);
+            case eval::disposition::passed: return ab ? compare_exit_code(*ab) : static_cast<int>(exit_code::success);
             case eval::disposition::gate_failed: return static_cast<int>(exit_code::gate_red);
             case eval::disposition::build_failed: return static_cast<int>(exit_code::build_failed);
         }

@@ -7,6 +7,7 @@
 // of medians (measure/ab_comparison). Speedups measured in different runs are never combined.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,6 +32,15 @@ struct ab_shape_result {
     std::optional<measure::sample_summary> base_s;
     std::optional<measure::sample_summary> candidate_s;
     std::optional<measure::ab_result> verdict;  // speedup = median(base) / median(candidate)
+    // additions: how the shape was measured
+    std::string base_stop_reason;          // the side's stopping rule, or the item's cap
+    std::string candidate_stop_reason;
+    int input_sets = 0;
+    std::uint64_t flush_bytes = 0;
+    int base_checks_total = 0;             // checked timed calls (new values, same addresses)
+    int base_checks_failed = 0;
+    int candidate_checks_total = 0;
+    int candidate_checks_failed = 0;
 };
 
 struct ab_evaluation {
@@ -46,6 +56,11 @@ struct ab_evaluation {
     measure::ab_config config;
     environment_info env;
     std::vector<std::string> command_line;
+    // additions
+    bool timed = false;                    // the interleaved runner ran (both gates green)
+    std::string runner_failure;            // crash / timeout / fatal of the A/B runner, if any
+    std::uint64_t seed = 0;                // the gate's drawn seed; the A/B inputs derive from it
+    std::uint64_t evict_bytes = 0;
 };
 
 struct ab_context {
@@ -59,6 +74,16 @@ struct ab_context {
     std::filesystem::path scratch_dir;
 };
 
+// Builds and gates both sides (the same drawn seed for both; options.bench is ignored), then, only
+// when both gates are green, times them interleaved in one fresh runner process (job phase "ab")
+// and computes the verdicts. Everything either side does is data in the result; throws only for
+// what evaluate() throws (a reference that does not build, a usage error, an interruption).
 [[nodiscard]] ab_evaluation compare_candidates(const ab_context& ctx);
+
+// Times an already compared pair again in a fresh runner process, without rebuilding or
+// re-gating (`kloop noise`: A against A, N times). `gated` must have been timed (both gates
+// green). `run` > 0 derives new input values for this run. The timed checks of this run
+// replace those recorded in `gated`'s evaluations.
+[[nodiscard]] ab_evaluation retime_candidates(const ab_context& ctx, const ab_evaluation& gated, int run);
 
 }  // namespace kloop::eval

@@ -75,6 +75,12 @@ struct bench_shape_report {
     std::string first_check_failure;
     std::optional<double> flops;           // from the spec's cost formulas
     std::optional<double> bytes;
+    // CUDA: kernels under ~20 µs are also replayed as a CUDA graph of calls rotating the input
+    // sets (launch overhead amortised; L2 not flushed between calls).
+    std::optional<double> graph_replay_s_per_call;
+    std::string graph_replay_error;
+    int discarded_samples = 0;             // taken below 75 % of the max SM clock, retaken
+    std::optional<double> sm_clock_mhz_median;  // over the kept samples (NVML or the probe)
 };
 
 struct bench_report {
@@ -94,6 +100,9 @@ struct build_summary {
     std::string compiler_version;
     std::string diagnostics;
     double wall_s = 0;
+    std::string device;                    // where it runs: "cpu" | "cuda"
+    std::string target;                    // nvcc builds: "sm_90", "sm_90a"
+    nlohmann::json ptxas;                  // nvcc builds: backend/cuda/ptxas_report.hpp's JSON; else null
 };
 
 struct environment_info {

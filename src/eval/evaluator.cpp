@@ -1,12 +1,16 @@
 // kloop eval: the build → gate → bench pipeline.
 #include "eval/evaluator.hpp"
 
+#include <algorithm>
 #include <map>
 
+#include "backend/build_dispatch.hpp"
 #include "backend/cpu/cpu_builder.hpp"
+#include "backend/cuda/nvcc_builder.hpp"
 #include "core/rng.hpp"
 #include "core/error.hpp"
 #include "eval/call_judgement.hpp"
+#include "eval/candidate_integrity.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
 #include "kloop/version.hpp"
@@ -28,14 +32,42 @@ build_summary summarize_build(const backend::cpu::build_record& r) {
     b.compiler_version = r.compiler_version;
     b.diagnostics = r.diagnostics;
     b.wall_s = r.wall_s;
+    b.target = r.target;
+    b.ptxas = r.ptxas;
     return b;
 }
 
-backend::cpu::build_record build_source(const evaluation_context& ctx, const std::filesystem::path& source) {
-    const auto ext = source.extension().string();
-    if (ext != ".cpp" && ext != ".cc" && ext != ".cxx" && ext != ".c")
-        throw usage_error("candidate '" + source.string() + "': extension '" + ext +
-                          "' is not supported by the cpu backend (use .cpp, .cc, .cxx or .c)");
+// The device's compute capability for nvcc's target: $KLOOP_CUDA_ARCH ("90", "9.0", "sm_90"),
+// else 90 (the H200). The orchestrator runs no CUDA; the runner reports the device it found.
+int cuda_compute_capability() {
+    std::string v = backend::getenv_string("KLOOP_CUDA_ARCH");
+    if (v.rfind("sm_", 0) == 0) v = v.substr(3);
+    v.erase(std::remove(v.begin(), v.end(), '.'), v.end());
+    if (v.empty()) return 90;
+    try {
+        std::size_t used = 0;
+        const int cc = std::stoi(v, &used);
+        if (used == v.size()) return cc;
+    } catch (const std::exception&) {
+    }
+    throw usage_error("KLOOP_CUDA_ARCH '" + v + "': not a compute capability (e.g. 90 or 9.0)");
+}
+
+backend::cpu::build_record build_source(const evaluation_context& ctx, const std::filesystem::path& source,
+                                        backend::source_role role) {
+    const auto plan = backend::plan_source(ctx.spec.backend, source, role);
+    if (plan.builder == backend::builder_kind::nvcc) {
+        backend::cuda::nvcc_request req;
+        req.source = source;
+        req.flags = ctx.spec.build.flags;
+        for (const auto& d : ctx.spec.build.include_dirs) req.include_dirs.push_back(ctx.spec.op_dir / d);
+        req.abi_include_dir = platform::abi_include_dir();
+        req.compute_capability = cuda_compute_capability();
+        req.arch_suffix = ctx.spec.build.arch_suffix;
+        req.cache_dir = ctx.cache_dir;
+        backend::cuda::nvcc_builder builder(ctx.commands);
+        return builder.build(req);
+    }
     backend::cpu::build_request req;
     req.source = source;
     req.flags = ctx.spec.build.flags;
@@ -119,6 +151,10 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
     b.ran = true;
     b.evict_bytes = job.evict_bytes;
     b.runner_failure = s.describe_failure();
+    for (const auto& e : s.events)  // a GPU runner flushes 2 x its L2 per sample (job.evict_bytes 0)
+        if (e.value("event", "") == "start" && e.contains("candidate_device") &&
+            e.at("candidate_device").contains("flush_bytes_per_sample"))
+            b.evict_bytes = std::max(b.evict_bytes, e.at("candidate_device").at("flush_bytes_per_sample").get<std::uint64_t>());
     const event_index idx(s.events);
     bool all_ok = true;
     for (const auto& item : job.bench) {
@@ -142,6 +178,14 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
                 r.warmup_calls = e.value("warmup_calls", 0);
                 r.input_sets = e.value("input_sets", 0);
                 r.flush_bytes = e.value("flush_bytes", std::uint64_t{0});
+                if (e.contains("graph_replay_s_per_call"))
+                    r.graph_replay_s_per_call = e.at("graph_replay_s_per_call").get<double>();
+                r.graph_replay_error = e.value("graph_replay_error", "");
+                r.discarded_samples = e.value("discarded_samples", 0);
+                std::vector<double> clocks;
+                for (const auto& info : e.value("sample_info", json::array()))
+                    if (info.is_object() && info.contains("sm_clock_mhz")) clocks.push_back(info.at("sm_clock_mhz").get<double>());
+                if (!clocks.empty()) r.sm_clock_mhz_median = measure::summarize(clocks).median;
                 if (!r.samples_s.empty()) r.stats_s = measure::summarize(r.samples_s);
                 for (const auto& chk : e.value("checks", json::array())) {
                     ++r.checks_total;
@@ -252,14 +296,20 @@ evaluation evaluate(const evaluation_context& ctx) {
     ev.op = ctx.spec.name;
     ev.candidate = ctx.candidate.string();
     ev.env = collect_environment(ctx);
+    backend::require_backend_support(ctx.spec, backend::cuda::cuda_support_built_in());
+    const auto cand_device = backend::plan_source(ctx.spec.backend, ctx.candidate, backend::source_role::candidate).device;
+    const auto ref_device =
+        backend::plan_source(ctx.spec.backend, ctx.spec.reference, backend::source_role::reference).device;
 
     // Phase 1: build. The reference failing to build is the spec's problem, not the candidate's.
-    const auto ref_build = build_source(ctx, ctx.spec.reference);
+    const auto ref_build = build_source(ctx, ctx.spec.reference, backend::source_role::reference);
     ev.reference_build = summarize_build(ref_build);
+    ev.reference_build.device = ref_device;
     if (!ref_build.ok)
         throw build_error("the reference '" + ctx.spec.reference.string() + "' failed to build:\n" + ref_build.diagnostics);
-    const auto cand_build = build_source(ctx, ctx.candidate);
+    const auto cand_build = build_source(ctx, ctx.candidate, backend::source_role::candidate);
     ev.candidate_build = summarize_build(cand_build);
+    ev.candidate_build.device = cand_device;
     ev.env.compiler = cand_build.compiler_version;
     if (!cand_build.ok) {
         ev.status = disposition::build_failed;
@@ -274,26 +324,57 @@ evaluation evaluate(const evaluation_context& ctx) {
     auto gate_job = build_gate_job(ctx.spec, ctx.options, seeds);
     gate_job.candidate_lib = cand_build.library.string();
     gate_job.reference_lib = ref_build.library.string();
+    gate_job.candidate_device = cand_device;
+    gate_job.reference_device = ref_device;
     const auto gate_session = run_runner(gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands);
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
 
+    // Candidate-level integrity checks (eval/candidate_integrity.hpp): what the library imports
+    // and which kernels the gate's checked calls ran. Appended to the per-call checks; a fail
+    // rejects the candidate even when every call's numbers were right, and skips the bench.
+    const auto imports_check = imported_symbols_check(cand_build.library);
+    auto add_candidate_checks = [&](evaluation& e) {
+        e.integrity.push_back(imports_check);
+        for (auto& c : census_checks(gate_job, gate_session.events, e.bench)) e.integrity.push_back(std::move(c));
+        if (e.status != disposition::passed) return;
+        for (const auto& c : e.integrity)
+            if (c.status == check_status::fail) {
+                e.status = disposition::gate_failed;
+                e.reason = "integrity check '" + c.name + "' failed: " + c.detail;
+                return;
+            }
+    };
+
     if (!ev.gate.pass) {
         ev.status = disposition::gate_failed;
         ev.reason = "the gate is red";
         ev.integrity = integrity_checks(ev.gate, ev.bench, judged);
+        add_candidate_checks(ev);
         return ev;
     }
+    ev.integrity = integrity_checks(ev.gate, ev.bench, judged);
+    add_candidate_checks(ev);
+    if (ev.status != disposition::passed) return ev;
 
     // Phase 3: bench, in a fresh runner process (green gate only).
     if (ctx.options.bench) {
-        const std::uint64_t evict = ctx.options.evict_bytes ? ctx.options.evict_bytes : 2 * ev.env.llc_bytes;
+        // On a GPU, 0 means "2 x L2 of the device": the runner knows it, and flushes that much
+        // before every sample anyway (docs/measurement.md, GPU timing protocol).
+        const std::uint64_t evict = ctx.options.evict_bytes ? ctx.options.evict_bytes
+                                    : cand_device == "cuda" ? 0
+                                                            : 2 * ev.env.llc_bytes;
         auto bench_job = build_bench_job(ctx.spec, ctx.options, derive_seed(drawn, "bench"), evict);
         bench_job.candidate_lib = gate_job.candidate_lib;
         bench_job.reference_lib = gate_job.reference_lib;
+        bench_job.candidate_device = gate_job.candidate_device;
+        bench_job.reference_device = gate_job.reference_device;
+        // Per item: the timed cap plus room for the host-side work around it (input generation,
+        // checked samples with the reference and an element-wise comparison), which dominates on
+        // large GPU shapes: ~tens of seconds per item for 128M-element tensors on the H200 host.
         const double timeout = ctx.options.timeout_s +
-                               static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 10.0);
+                               static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 60.0);
         const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands);
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
@@ -308,6 +389,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         }
     }
     ev.integrity = integrity_checks(ev.gate, ev.bench, judged);
+    add_candidate_checks(ev);
     return ev;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "backend/build_dispatch.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 
@@ -46,8 +47,9 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
     std::filesystem::remove(events_path);
 
     platform::process_request req;
-    req.argv = {platform::sibling_tool("kloop-runner").string(), "--job", job_path.string(), "--events",
-                events_path.string()};
+    // kloop-runner for CPU jobs; kloop-runner-cuda when either side runs on the GPU.
+    const auto tool = backend::runner_tool_for(job.candidate_device, job.reference_device);
+    req.argv = {platform::sibling_tool(tool).string(), "--job", job_path.string(), "--events", events_path.string()};
     req.cwd = scratch_dir;
     req.timeout_s = timeout_s;
     req.stdout_file = log_path;

@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include "report/evaluation_json.hpp"
 
 namespace kloop::loop {
 
@@ -62,12 +61,6 @@ measure::ab_result verdict_from(const json& j) {
     r.ci_high = from_num(j.at("ci_high"));
     r.verdict = measure::ab_verdict_from_string(j.at("verdict"));
     return r;
-}
-
-json ms_array(const std::vector<double>& s) {
-    json a = json::array();
-    for (double v : s) a.push_back(num(v * 1e3));
-    return a;
 }
 
 }  // namespace
@@ -174,29 +167,6 @@ std::vector<shape_stats> candidate_stats_of(const eval::ab_evaluation& ab) {
     for (const auto& s : ab.shapes)
         if (s.ok && s.candidate_s) out.push_back({s.mode, s.shape, *s.candidate_s});
     return out;
-}
-
-json ab_to_json(const eval::ab_evaluation& ab) {
-    json shapes = json::array();
-    for (const auto& s : ab.shapes) {
-        json row = {{"mode", s.mode}, {"shape", s.shape}, {"ok", s.ok}, {"error", s.error},
-                    {"best", s.base_s ? stats_json(*s.base_s) : json(nullptr)},
-                    {"candidate", s.candidate_s ? stats_json(*s.candidate_s) : json(nullptr)},
-                    {"best_samples_ms", ms_array(s.base_samples_s)},
-                    {"candidate_samples_ms", ms_array(s.candidate_samples_s)}};
-        if (s.verdict) row.update(verdict_json(*s.verdict));
-        shapes.push_back(row);
-    }
-    return {{"op", ab.op},
-            {"best", ab.base_label},
-            {"candidate", ab.candidate_label},
-            {"ok", ab.ok},
-            {"reason", ab.reason},
-            {"config", {{"min_effect", ab.config.min_effect}, {"resamples", ab.config.resamples},
-                        {"confidence", ab.config.confidence}, {"seed", ab.config.seed}, {"min_samples", ab.config.min_samples}}},
-            {"overall", ab.overall ? verdict_json(*ab.overall) : json(nullptr)},
-            {"shapes", shapes},
-            {"best_evaluation", report::to_json(ab.base)}};
 }
 
 namespace {

@@ -16,7 +16,7 @@
 //     note}, warnings[], recorded_at}
 //   evaluation   report::to_json of the candidate's evaluation (v0: build, gate and bench;
 //                vN: build and gate, the bench being the A/B below)
-//   ab           the full A/B record with raw samples (vN only)
+//   ab           report::to_json of the A/B (report/ab_json: raw samples, both sides' gates) (vN only)
 // The profile field is where a later issue's Nsight Compute capture slots in.
 #pragma once
 
@@ -92,9 +92,6 @@ struct iteration_record {
 // Per-shape comparisons of an A/B; `candidate_bench` gets the candidate side's numbers.
 [[nodiscard]] std::vector<shape_comparison> comparisons_of(const eval::ab_evaluation& ab);
 [[nodiscard]] std::vector<shape_stats> candidate_stats_of(const eval::ab_evaluation& ab);
-
-// The full A/B as JSON (raw samples included), for benchmark_result.json.
-[[nodiscard]] nlohmann::json ab_to_json(const eval::ab_evaluation& ab);
 
 // Equal-weight geometric mean over the bench shapes of the median (or mean); nullopt when the
 // bench is not ok or empty.

@@ -18,13 +18,17 @@ json number(double v) {
 }
 
 json build_json(const eval::build_summary& b) {
-    return {{"ok", b.ok},
-            {"cache_hit", b.cache_hit},
-            {"library", b.library},
-            {"argv", b.argv},
-            {"compiler_version", b.compiler_version},
-            {"diagnostics", b.diagnostics},
-            {"wall_s", b.wall_s}};
+    json j = {{"ok", b.ok},
+              {"cache_hit", b.cache_hit},
+              {"library", b.library},
+              {"argv", b.argv},
+              {"compiler_version", b.compiler_version},
+              {"diagnostics", b.diagnostics},
+              {"wall_s", b.wall_s}};
+    if (!b.device.empty()) j["device"] = b.device;
+    if (!b.target.empty()) j["target"] = b.target;
+    if (!b.ptxas.is_null()) j["ptxas"] = b.ptxas;
+    return j;
 }
 
 json errors_json(const check::compare_metrics& m) {
@@ -105,6 +109,13 @@ json bench_json(const eval::bench_report& b) {
         } else {
             r["n"] = 0;
         }
+        if (s.graph_replay_s_per_call) {
+            r["graph_replay_s_per_call"] = *s.graph_replay_s_per_call;
+            r["graph_replay_ms_per_call"] = *s.graph_replay_s_per_call * 1e3;
+        }
+        if (!s.graph_replay_error.empty()) r["graph_replay_error"] = s.graph_replay_error;
+        if (s.discarded_samples > 0) r["discarded_samples"] = s.discarded_samples;
+        if (s.sm_clock_mhz_median) r["sm_clock_mhz_median"] = *s.sm_clock_mhz_median;
         shapes.push_back(std::move(r));
     }
     return {{"ran", b.ran},

@@ -35,6 +35,12 @@ std::string to_text(const eval::evaluation& e) {
     out += fmt::format("kloop verify {} | candidate {}\n", e.op, e.candidate);
     out += environment_line(e.env) + "\n";
     out += build_line("build reference", e.reference_build) + " | " + build_line("candidate", e.candidate_build) + "\n";
+    if (e.candidate_build.ptxas.is_object())  // nvcc builds: what ptxas did with each kernel
+        for (const auto& k : e.candidate_build.ptxas.value("kernels", nlohmann::json::array()))
+            out += fmt::format("  kernel {} [{}]: {} regs, {} B smem, {} B stack, {}/{} B spill st/ld\n",
+                               k.value("demangled", k.value("name", "?")), k.value("target", ""), k.value("registers", -1),
+                               k.value("smem_bytes", 0), k.value("stack_frame_bytes", 0), k.value("spill_store_bytes", 0),
+                               k.value("spill_load_bytes", 0));
     if (!e.candidate_build.ok) {
         out += "compiler diagnostics:\n" + e.candidate_build.diagnostics + "\n";
         out += "result: BUILD FAILED\n";
@@ -70,6 +76,12 @@ std::string to_text(const eval::evaluation& e) {
                                s.mode, s.shape, st.n, st.median * 1e3, st.mean * 1e3, st.stdev * 1e3, st.min * 1e3,
                                st.p10 * 1e3, st.p90 * 1e3, st.cv * 100, gbps,
                                fmt::format("{}/{}", s.checks_total - s.checks_failed, s.checks_total), s.stop_reason);
+            if (s.graph_replay_s_per_call)
+                out += fmt::format("        graph replay: {:.4f} ms per call (CUDA graph, calls back to back)\n",
+                                   *s.graph_replay_s_per_call * 1e3);
+            if (s.discarded_samples > 0 || s.sm_clock_mhz_median)
+                out += fmt::format("        SM clock median {:.0f} MHz; {} samples discarded as throttled\n",
+                                   s.sm_clock_mhz_median.value_or(0.0), s.discarded_samples);
             if (!s.ok) out += fmt::format("        FAIL: {}\n", s.error);
         }
     } else if (g.pass) {

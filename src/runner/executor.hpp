@@ -10,9 +10,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "kloop/kernel.h"
 
@@ -23,6 +25,9 @@ using entry_fn = int (*)(const kl_args*);
 struct call_outcome {
     int return_code = 0;
     std::string device_error;              // e.g. "cudaErrorIllegalAddress: an illegal memory access…"
+    // The kernel census of this call (backend/cuda/kernel_census; judged by check/census_rules),
+    // filled by invoke() from take_census(); null when the executor takes none (host, bench).
+    nlohmann::json census;
     [[nodiscard]] bool ok() const { return return_code == 0 && device_error.empty(); }
 };
 
@@ -41,7 +46,15 @@ public:
     void download(void* host_dst, const void* device_src, std::size_t bytes) { do_download(host_dst, device_src, bytes); }
 
     // One checked call: runs it to completion (device-wide) and reports any device error.
-    [[nodiscard]] call_outcome invoke(entry_fn f, const kl_args& a) { return do_invoke(f, a); }
+    [[nodiscard]] call_outcome invoke(entry_fn f, const kl_args& a) {
+        auto out = do_invoke(f, a);
+        out.census = take_census();
+        return out;
+    }
+    // The census of the last invoke(), or null (see call_outcome::census). The default asks the
+    // provider set with set_census_provider (backend/cuda/attach_kernel_census), if any.
+    [[nodiscard]] nlohmann::json take_census() { return do_take_census(); }
+    void set_census_provider(std::function<nlohmann::json()> provider) { m_census_provider = std::move(provider); }
     // Evict caches so the next call starts cold (bytes: how much to write).
     void flush_caches(std::uint64_t bytes) { do_flush_caches(bytes); }
     // One timed sample of one call (caches already flushed by the caller).
@@ -50,6 +63,15 @@ public:
     }
     // Facts about the device for the runner's start event (name, clocks, ...).
     [[nodiscard]] nlohmann::json describe() const;
+    // Facts about the sample time_call just took (SM clock, throttle reasons, ...), or null. When
+    // it holds "discard": true the sample was taken while the device was throttled; the executor
+    // has already cooled down, and the runner drops the sample and takes another.
+    [[nodiscard]] nlohmann::json last_sample_info() const;
+    // Called once per bench item after its samples (`sets`: the rotated input sets' arguments,
+    // `median_s`: the samples' median). An executor may time the call another way — the CUDA
+    // executor replays a CUDA graph of calls for short kernels. Returns fields to merge into the
+    // bench_result event ({"graph_replay_s_per_call": …}), or null.
+    [[nodiscard]] nlohmann::json extra_timing(entry_fn f, const std::vector<const kl_args*>& sets, double median_s);
 
 protected:
     virtual kl_device do_get_device() const = 0;
@@ -59,9 +81,15 @@ protected:
     virtual void do_upload(void* device_dst, const void* host_src, std::size_t bytes) = 0;
     virtual void do_download(void* host_dst, const void* device_src, std::size_t bytes) = 0;
     virtual call_outcome do_invoke(entry_fn f, const kl_args& a) = 0;
+    virtual nlohmann::json do_take_census() { return m_census_provider ? m_census_provider() : nlohmann::json(); }
     virtual void do_flush_caches(std::uint64_t bytes) = 0;
     virtual double do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) = 0;
     virtual void do_describe(nlohmann::json& out) const;
+    virtual nlohmann::json do_last_sample_info() const;  // default: null
+    virtual nlohmann::json do_extra_timing(entry_fn f, const std::vector<const kl_args*>& sets, double median_s);  // default: null
+
+private:
+    std::function<nlohmann::json()> m_census_provider;
 };
 
 }  // namespace kloop::runner

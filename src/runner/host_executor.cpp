@@ -16,6 +16,16 @@ nlohmann::json executor_base::describe() const {
 
 void executor_base::do_describe(nlohmann::json& out) const { out["device"] = "unknown"; }
 
+nlohmann::json executor_base::last_sample_info() const { return do_last_sample_info(); }
+
+nlohmann::json executor_base::do_last_sample_info() const { return nullptr; }
+
+nlohmann::json executor_base::extra_timing(entry_fn f, const std::vector<const kl_args*>& sets, double median_s) {
+    return do_extra_timing(f, sets, median_s);
+}
+
+nlohmann::json executor_base::do_extra_timing(entry_fn, const std::vector<const kl_args*>&, double) { return nullptr; }
+
 void* host_executor::do_allocate(std::size_t) {
     throw std::logic_error("host_executor: buffers are used in place, nothing to allocate");
 }

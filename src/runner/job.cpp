@@ -15,7 +15,21 @@ std::int64_t tensor_plan::numel() const {
     return n;
 }
 
-std::string to_string(job_phase p) { return p == job_phase::gate ? "gate" : "bench"; }
+std::string to_string(job_phase p) {
+    switch (p) {
+        case job_phase::gate: return "gate";
+        case job_phase::bench: return "bench";
+        case job_phase::ab: return "ab";
+    }
+    return "?";
+}
+
+job_phase job_phase_from_string(const std::string& s) {
+    if (s == "gate") return job_phase::gate;
+    if (s == "bench") return job_phase::bench;
+    if (s == "ab") return job_phase::ab;
+    throw std::runtime_error("job: bad phase '" + s + "'");
+}
 
 namespace {
 
@@ -112,6 +126,7 @@ void to_json(json& j, const job& x) {
              {"phase", to_string(x.phase)},
              {"candidate_lib", x.candidate_lib},
              {"reference_lib", x.reference_lib},
+             {"base_lib", x.base_lib},
              {"candidate_device", x.candidate_device},
              {"reference_device", x.reference_device},
              {"evict_bytes", x.evict_bytes},
@@ -126,11 +141,11 @@ void from_json(const json& j, job& x) {
         throw std::runtime_error("job: schema_version " + std::to_string(x.schema_version) +
                                  " is not supported (this runner reads " +
                                  std::to_string(job_schema_version) + ")");
-    const auto phase = j.at("phase").get<std::string>();
-    if (phase != "gate" && phase != "bench") throw std::runtime_error("job: bad phase '" + phase + "'");
-    x.phase = phase == "gate" ? job_phase::gate : job_phase::bench;
+    x.phase = job_phase_from_string(j.at("phase").get<std::string>());
     x.candidate_lib = j.at("candidate_lib").get<std::string>();
     x.reference_lib = j.at("reference_lib").get<std::string>();
+    x.base_lib = j.value("base_lib", "");
+    if (x.phase == job_phase::ab && x.base_lib.empty()) throw std::runtime_error("job: phase 'ab' needs a base_lib");
     x.candidate_device = j.value("candidate_device", "cpu");
     x.reference_device = j.value("reference_device", "cpu");
     for (const auto* d : {&x.candidate_device, &x.reference_device})

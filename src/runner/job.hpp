@@ -66,14 +66,19 @@ struct bench_item {
     measure::stopping_config stop;
 };
 
-enum class job_phase { gate, bench };
+// gate: gate cases; bench: bench items, candidate alone; ab: bench items, base_lib and
+// candidate_lib timed interleaved on the same input sets (runner/ab_phase.hpp).
+enum class job_phase { gate, bench, ab };
 [[nodiscard]] std::string to_string(job_phase p);
+// "gate" | "bench" | "ab"; throws std::runtime_error otherwise.
+[[nodiscard]] job_phase job_phase_from_string(const std::string& s);
 
 struct job {
     int schema_version = job_schema_version;
     job_phase phase = job_phase::gate;
     std::string candidate_lib;
     std::string reference_lib;
+    std::string base_lib;                  // ab phase: the second library (same entry symbols, candidate's device)
     std::string candidate_device = "cpu";  // "cpu" | "cuda": which executor runs each library
     std::string reference_device = "cpu";
     std::vector<call_plan> calls;

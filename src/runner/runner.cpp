@@ -1,4 +1,4 @@
-// kloop runner: gate and bench phases.
+// kloop runner: gate and bench phases (the A/B phase is in ab_phase.cpp).
 #include "runner/runner.hpp"
 
 #include <unistd.h>
@@ -12,8 +12,11 @@
 
 #include "check/comparison.hpp"
 #include "core/rng.hpp"
+#include "measure/statistics.hpp"
 #include "measure/stopping_rule.hpp"
+#include "runner/ab_phase.hpp"
 #include "runner/call_buffers.hpp"
+#include "runner/call_checks.hpp"
 #include "runner/loaded_library.hpp"
 
 namespace kloop::runner {
@@ -22,79 +25,6 @@ using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-struct entry_pair {
-    entry_fn candidate = nullptr;
-    entry_fn reference = nullptr;
-};
-
-// The two executors of a job: the candidate's device and the reference's (a CUDA candidate may
-// be checked against a CPU reference).
-struct executors {
-    executor_base& candidate;
-    executor_base& reference;
-};
-
-json red_zone_json(const std::vector<red_zone_violation>& v) {
-    json a = json::array();
-    for (const auto& r : v) a.push_back({{"name", r.name}, {"byte_offset", r.byte_offset}});
-    return a;
-}
-
-json changed_inputs_json(const std::vector<input_change>& v) {
-    json a = json::array();
-    for (const auto& c : v) a.push_back({{"name", c.name}, {"first_changed", c.first_changed}});
-    return a;
-}
-
-// Compare every output of `cand` against `ref` (host copies); also report the reference's own
-// non-finite values (a broken reference must not make every candidate look wrong silently).
-json compare_json(const call_buffers& cand, const call_buffers& ref) {
-    json outs = json::array();
-    const auto& plan = cand.get_plan();
-    for (std::size_t i = 0; i < plan.outputs.size(); ++i) {
-        const auto& t = plan.outputs[i];
-        const auto m = check::compare_outputs(t.type, cand.get_output(i).data(), ref.get_output(i).data(),
-                                              t.numel(), t.tol);
-        const auto self = check::compare_outputs(t.type, ref.get_output(i).data(), ref.get_output(i).data(),
-                                                 t.numel(), t.tol);
-        outs.push_back({{"name", t.name}, {"metrics", m}, {"reference_nonfinite", self.nan_count + self.inf_count}});
-    }
-    return outs;
-}
-
-// The raw facts of one checked candidate call (its buffers already collected to the host).
-json call_facts(const call_outcome& out, const call_buffers& cand, const call_buffers& ref, int ref_rc) {
-    json j = {{"return_code", out.return_code},
-              {"reference_return_code", ref_rc},
-              {"changed_inputs", changed_inputs_json(cand.find_changed_inputs())},
-              {"red_zone_violations", red_zone_json(cand.find_red_zone_violations())},
-              {"outputs", compare_json(cand, ref)}};
-    if (!out.device_error.empty()) j["device_error"] = out.device_error;
-    return j;
-}
-
-bool outputs_bitwise_equal(const call_buffers& a, const call_buffers& b) {
-    for (std::size_t i = 0; i < a.get_plan().outputs.size(); ++i)
-        if (std::memcmp(a.get_output(i).data(), b.get_output(i).data(), a.get_output(i).bytes()) != 0)
-            return false;
-    return true;
-}
-
-// Runs `f` on `buf`'s device and brings the results back to the host copy.
-call_outcome run_checked(executor_base& exec, entry_fn f, call_buffers& buf) {
-    buf.prepare();
-    const auto out = exec.invoke(f, buf.get_args());
-    if (out.device_error.empty()) buf.collect();
-    return out;
-}
-
-// The reference on `ref` with `ref`'s current inputs; returns its return code (or -1 on a device error).
-int run_reference(executor_base& exec, entry_fn f, call_buffers& ref) {
-    ref.poison_outputs();
-    const auto out = run_checked(exec, f, ref);
-    return out.device_error.empty() ? out.return_code : -1;
-}
 
 void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(c.call)];
@@ -126,6 +56,7 @@ void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, cons
     result["event"] = "case_result";
     result["id"] = c.id;
     result["call_s"] = call_s;
+    double candidate_s = call_s;  // every candidate call of this case, for kloop's overhead accounting
 
     if (out.ok() && c.trial == 0) {
         // Same addresses, new values, right after the first call: the candidate is called again
@@ -134,7 +65,9 @@ void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, cons
         ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "same_address_recheck"}});
         cand->fill_inputs(derive_seed(c.seed, "same-address"));
         cand->poison_outputs();
+        auto t_same = clock_type::now();
         const auto out_same = run_checked(ex.candidate, fns.candidate, *cand);
+        candidate_s += std::chrono::duration<double>(clock_type::now() - t_same).count();
         ref.copy_inputs_from(*cand);
         const int ref_rc_same = run_reference(ex.reference, fns.reference, ref);
         result["same_address_recheck"] = call_facts(out_same, *cand, ref, ref_rc_same);
@@ -143,9 +76,12 @@ void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, cons
         ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "determinism"}});
         call_buffers again(plan, ex.candidate);
         again.copy_inputs_from(*cand);
+        t_same = clock_type::now();
         const auto out_again = run_checked(ex.candidate, fns.candidate, again);
+        candidate_s += std::chrono::duration<double>(clock_type::now() - t_same).count();
         result["deterministic"] = out_same.ok() && out_again.ok() && outputs_bitwise_equal(*cand, again);
     }
+    result["candidate_s"] = candidate_s;
     ev.write(result);
 }
 
@@ -191,6 +127,8 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     measure::stopping_rule rule(b.stop);
     std::vector<double> samples;
     json checks = json::array();
+    json sample_info = json::array();  // per kept sample, from executors that know clocks (CUDA)
+    int discarded = 0;
     int s = 0;
     while (!rule.is_done()) {
         auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
@@ -207,6 +145,14 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         call_outcome out;
         const double dt = ex.candidate.time_call(fns.candidate, set.get_args(), out);
         if (!out.ok()) return fail("sample", s, out);
+        // A sample the executor took while the device was throttled is dropped and retaken (the
+        // executor has cooled down already); see executor_base::last_sample_info.
+        json info = ex.candidate.last_sample_info();
+        if (info.is_object() && info.value("discard", false)) {
+            ++discarded;
+            continue;
+        }
+        if (!info.is_null()) sample_info.push_back(std::move(info));
         samples.push_back(dt);
         rule.add(dt);
         if (checked) {
@@ -219,15 +165,23 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         }
         ++s;
     }
-    ev.write({{"event", "bench_result"},
-              {"id", b.id},
-              {"samples_s", samples},
-              {"warmup_calls", warm},
-              {"warmup_s", warm_s},
-              {"stop_reason", measure::to_string(rule.get_state())},
-              {"input_sets", n_sets},
-              {"flush_bytes", b.flush_bytes},
-              {"checks", checks}});
+    json result = {{"event", "bench_result"},
+                   {"id", b.id},
+                   {"samples_s", samples},
+                   {"warmup_calls", warm},
+                   {"warmup_s", warm_s},
+                   {"stop_reason", measure::to_string(rule.get_state())},
+                   {"input_sets", n_sets},
+                   {"flush_bytes", b.flush_bytes},
+                   {"checks", checks},
+                   {"discarded_samples", discarded}};
+    if (!sample_info.empty()) result["sample_info"] = std::move(sample_info);
+    // Another timing of the same call, when the executor has one (CUDA: graph replay of short kernels).
+    std::vector<const kl_args*> set_args;
+    for (const auto& p : sets) set_args.push_back(&p->get_args());
+    const json extra = samples.empty() ? json() : ex.candidate.extra_timing(fns.candidate, set_args, measure::summarize(samples).median);
+    if (extra.is_object()) result.update(extra);
+    ev.write(result);
 }
 
 }  // namespace
@@ -236,14 +190,16 @@ int run_job(const job& j, event_writer& ev, executor_base& candidate_exec, execu
     ev.write({{"event", "start"}, {"pid", static_cast<long>(::getpid())}, {"abi", KL_ABI_VERSION},
               {"phase", to_string(j.phase)}, {"candidate_device", candidate_exec.describe()},
               {"reference_device", reference_exec.describe()}});
-    std::unique_ptr<loaded_library> cand_lib, ref_lib;
+    std::unique_ptr<loaded_library> cand_lib, ref_lib, base_lib;
     std::vector<entry_pair> fns(j.calls.size());
     try {
         ref_lib = std::make_unique<loaded_library>(j.reference_lib);
         cand_lib = std::make_unique<loaded_library>(j.candidate_lib);
+        if (j.phase == job_phase::ab) base_lib = std::make_unique<loaded_library>(j.base_lib);
         for (std::size_t i = 0; i < j.calls.size(); ++i) {
             fns[i].reference = ref_lib->get_entry(j.calls[i].reference_entry);
             fns[i].candidate = cand_lib->get_entry(j.calls[i].entry);
+            if (base_lib) fns[i].base = base_lib->get_entry(j.calls[i].entry);
         }
     } catch (const std::exception& e) {
         ev.write({{"event", "fatal"}, {"message", e.what()}});
@@ -253,6 +209,8 @@ int run_job(const job& j, event_writer& ev, executor_base& candidate_exec, execu
     try {
         if (j.phase == job_phase::gate) {
             for (const auto& c : j.gate) run_gate_case(j, c, fns[static_cast<std::size_t>(c.call)], ex, ev);
+        } else if (j.phase == job_phase::ab) {
+            for (const auto& b : j.bench) run_ab_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
         } else {
             for (const auto& b : j.bench) run_bench_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
         }

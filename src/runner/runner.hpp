@@ -11,7 +11,12 @@
 //   {"event":"start","pid":…,"abi":1,"phase":"gate"|"bench"}
 //   {"event":"case_start","id":…}  {"event":"stage","id":…,"stage":"reference"|"candidate"|"determinism"}
 //   {"event":"case_result","id":…,…}
+//     (on a GPU with CUPTI, the call facts — case_result, same_address_recheck — carry "census":
+//      the kernels of that call, backend/cuda/kernel_census.hpp; judged by check/census_rules.hpp)
 //   {"event":"bench_start","id":…}  {"event":"bench_result","id":…,"samples_s":[…],…}
+//   {"event":"ab_start","id":…}  {"event":"stage","id":…,"stage":"warmup"|"timing"}
+//   {"event":"ab_result","id":…,"base_samples_s":[…],"candidate_samples_s":[…],
+//    "base_checks":[…],"candidate_checks":[…],…}          (phase "ab", runner/ab_phase.hpp)
 //   {"event":"fatal","message":…}   {"event":"done"}
 #pragma once
 

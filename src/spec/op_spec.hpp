@@ -70,6 +70,7 @@ struct shape_spec {
 struct build_settings {
     std::vector<std::string> flags;        // extra compiler flags (candidate and reference)
     std::vector<std::string> include_dirs; // absolute (written relative to the op directory)
+    std::string arch_suffix;               // cuda: "" (sm_90) | "a" (sm_90a) | "f"; appended to the device's sm_XY
 };
 
 enum class backend_kind { cpu, cuda, python };

@@ -338,7 +338,13 @@ private:
         if (n == nullptr) return;
         if (!n->is_table()) fail(line_of(*n), "build", "must be a table, got " + type_name(*n));
         const toml::table& build = *n->as_table();
-        check_keys(build, "build", {"flags", "include_dirs"});
+        check_keys(build, "build", {"flags", "include_dirs", "arch_suffix"});
+        if (auto suffix = optional_string(build, "build", "arch_suffix")) {
+            if (*suffix != "" && *suffix != "a" && *suffix != "f")
+                fail(line_of(*find(build, "arch_suffix")), "build.arch_suffix",
+                     "must be \"\", \"a\" (sm_90a: wgmma, setmaxnreg) or \"f\", got '" + *suffix + "'");
+            m_spec.build.arch_suffix = *suffix;
+        }
         if (const toml::node* f = find(build, "flags"))
             for (auto& [flag, line] : read_string_list(*f, "build.flags")) {
                 (void)line;

@@ -61,6 +61,11 @@ TEST_P(GoodVersionTest, PassesGateAndIsBenchmarked) {
     EXPECT_EQ(find_check(rec, "timed_output_checks")->at("status"), "pass");
     EXPECT_EQ(find_check(rec, "inputs_unchanged")->at("status"), "pass");
     EXPECT_EQ(find_check(rec, "red_zones")->at("status"), "pass");
+    // The versions import nothing suspicious (docs/correctness.md, "imported_symbols"), and a CPU
+    // candidate has no kernel census.
+    ASSERT_NE(find_check(rec, "imported_symbols"), nullptr);
+    EXPECT_EQ(find_check(rec, "imported_symbols")->at("status"), "pass") << rec.at("integrity").dump(2);
+    EXPECT_EQ(find_check(rec, "census_vendor_kernels")->at("status"), "skipped");
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, GoodVersionTest,

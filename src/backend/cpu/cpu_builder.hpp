@@ -7,7 +7,8 @@
 // (kloop::usage_error), a cache directory that cannot be written (kloop::usage_error), and
 // SIGINT/SIGTERM during the compile (kloop::error with exit_code::interrupted).
 //
-// The cache. key = SHA-256 over: the source's absolute path and bytes, the flags, the include
+// The cache (the machinery is shared with the nvcc builder: backend/build_cache.hpp).
+// key = SHA-256 over: the source's absolute path and bytes, the flags, the include
 // directories, the ABI include directory and kloop/kernel.h's bytes, the compiler's identity
 // (the path invoked, the file it resolves to, that file's size and mtime; no process is run
 // for it), and the compiler-relevant environment (CPATH, CPLUS_INCLUDE_PATH, C_INCLUDE_PATH,
@@ -41,6 +42,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "backend/build_cache.hpp"
+
 namespace kloop::platform {
 class command_runner_base;
 }
@@ -57,22 +60,8 @@ struct build_request {
     double timeout_s = 300;
 };
 
-struct build_record {
-    bool ok = false;
-    bool cache_hit = false;
-    std::filesystem::path library;  // <cache_dir>/build/<key>/lib.so (when ok)
-    std::string key;
-    std::vector<std::string> argv;  // the compile command as run (for a hit: the original build's)
-    std::string compiler;           // the path invoked (PATH-resolved)
-    std::string compiler_version;
-    std::string diagnostics;  // ok=false: why (compiler stderr, trimmed); ok=true: its warnings
-    double wall_s = 0;        // time spent in this build() call
-    // Additions beyond the brief:
-    double compile_wall_s = 0;  // the compiler's own run time (for a hit: the original build's)
-    std::filesystem::path entry_dir;
-
-    [[nodiscard]] nlohmann::json to_json() const;
-};
+// The record of one build (defined with the shared cache: backend/build_cache.hpp).
+using build_record = backend::build_record;
 
 // $KLOOP_CXX when set and non-empty, else "c++".
 [[nodiscard]] std::string default_compiler();
@@ -85,10 +74,8 @@ public:
     build_record build(const build_request& r);
 
 private:
-    std::string compiler_version(const std::string& compiler_path, const std::string& identity);
-
     platform::command_runner_base& m_runner;
-    std::map<std::string, std::string> m_versions;  // compiler identity -> first line of --version
+    compiler_version_cache m_versions;  // compiler identity -> first line of --version
 };
 
 }  // namespace kloop::backend::cpu

@@ -1,0 +1,43 @@
+// kloop backend: which builder, which device and which runner binary a source file gets.
+//
+// Responsibility: the one table that maps (the spec's backend, the file's extension, candidate or
+// reference) to how it is built and where it runs, so the evaluator never spells it out:
+//
+//   backend   file                  builder   device   runner
+//   cpu       .cpp .cc .cxx .c      c++       cpu      kloop-runner
+//   cuda      .cu (candidate, ref)  nvcc      cuda     kloop-runner-cuda
+//   cuda      .cpp … (reference)    c++       cpu      kloop-runner-cuda (runs both sides)
+//
+// Anything else is a usage error naming the file and the extensions allowed. A cuda spec on a
+// kloop built without CUDA is a usage error too (exit 2), saying so. Pure: no I/O.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "spec/op_spec.hpp"
+
+namespace kloop::backend {
+
+enum class builder_kind { cpp, nvcc };
+[[nodiscard]] std::string to_string(builder_kind b);
+
+enum class source_role { candidate, reference };
+
+struct source_plan {
+    builder_kind builder = builder_kind::cpp;
+    std::string device = "cpu";  // runner::job's candidate_device / reference_device
+};
+
+// Throws kloop::usage_error for an extension the backend cannot build.
+[[nodiscard]] source_plan plan_source(spec::backend_kind backend, const std::filesystem::path& source,
+                                      source_role role);
+
+// "kloop-runner-cuda" when either side runs on "cuda", else "kloop-runner".
+[[nodiscard]] std::string runner_tool_for(const std::string& candidate_device, const std::string& reference_device);
+
+// Throws kloop::usage_error when `backend` needs support this kloop was built without
+// (cuda_built_in: backend::cuda::cuda_support_built_in()).
+void require_backend_support(const spec::op_spec& s, bool cuda_built_in);
+
+}  // namespace kloop::backend

@@ -1,0 +1,362 @@
+// kloop backend/cuda: the CUDA executor (see cuda_executor.hpp and docs/measurement.md).
+#include "backend/cuda/cuda_executor.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "backend/cuda/cuda_check.hpp"
+#include "backend/cuda/device_kernels.cuh"
+#include "backend/cuda/nvml_loader.hpp"
+
+namespace kloop::backend::cuda {
+
+using nlohmann::json;
+
+void throw_cuda_error(cudaError_t e, const char* call_text) {
+    throw cuda_error(e, std::string(call_text) + ": " + describe_cuda_error(e));
+}
+
+void report_cuda_error(cudaError_t e, const char* call_text) noexcept {
+    std::fprintf(stderr, "kloop-runner-cuda: warning: %s: %s: %s\n", call_text, cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+}
+
+namespace {
+
+// The first error of a call sequence, as the candidate's outcome.
+void note_error(runner::call_outcome& out, cudaError_t e) {
+    if (e != cudaSuccess && out.device_error.empty()) out.device_error = describe_cuda_error(e);
+}
+
+// Releases the blocking kernel when it goes out of scope, whatever happened in between.
+class hold_release {
+public:
+    explicit hold_release(int* flags) : m_flags(flags) {}
+    ~hold_release() { release(); }
+    void release() noexcept {
+        if (m_flags == nullptr) return;
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        *static_cast<volatile int*>(m_flags) = 1;
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        m_flags = nullptr;
+    }
+
+private:
+    int* m_flags;
+};
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) throw cuda_error(e, "no usable CUDA device: cudaGetDeviceCount: " + describe_cuda_error(e));
+    if (count <= ordinal)
+        throw std::runtime_error("no CUDA device " + std::to_string(ordinal) + " (" + std::to_string(count) +
+                                 " visible)");
+    KLOOP_CUDA_CALL(cudaSetDevice(ordinal));
+    KLOOP_CUDA_CALL(cudaFree(nullptr));  // create the primary context now, not inside the first timed call
+
+    cudaDeviceProp prop{};
+    KLOOP_CUDA_CALL(cudaGetDeviceProperties(&prop, ordinal));
+    int l2 = 0, clock_khz = 0, sms = 0;
+    KLOOP_CUDA_CALL(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, ordinal));
+    KLOOP_CUDA_CALL(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ordinal));
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ordinal) != cudaSuccess) {
+        clock_khz = 0;
+        (void)cudaGetLastError();
+    }
+    m_l2_bytes = static_cast<std::uint64_t>(l2);
+
+    // A blocking stream on purpose: the legacy default stream orders against it (see time_call).
+    cudaStream_t stream = nullptr;
+    KLOOP_CUDA_CALL(cudaStreamCreateWithFlags(&stream, cudaStreamDefault));
+    m_stream = stream;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    KLOOP_CUDA_CALL(cudaEventCreate(&start));
+    KLOOP_CUDA_CALL(cudaEventCreate(&stop));
+    m_start = start;
+    m_stop = stop;
+    KLOOP_CUDA_CALL(cudaHostAlloc(reinterpret_cast<void**>(&m_host_flags), 2 * sizeof(int), cudaHostAllocMapped));
+    m_host_flags[0] = 1;
+    m_host_flags[1] = 0;
+    KLOOP_CUDA_CALL(cudaHostGetDevicePointer(reinterpret_cast<void**>(&m_device_flags), m_host_flags, 0));
+    KLOOP_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&m_probe), 2 * sizeof(unsigned long long)));
+
+    char uuid[64];
+    {
+        const auto* u = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+        std::snprintf(uuid, sizeof uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                      u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    }
+    m_nvml = std::make_unique<nvml_loader>();
+    if (m_nvml->is_available() && m_nvml->select_device(uuid, static_cast<unsigned>(ordinal))) {
+        m_clock_source = "nvml";
+        if (auto s = m_nvml->sample_clocks(); s && s->max_sm_clock_mhz > 0) m_max_sm_clock_mhz = s->max_sm_clock_mhz;
+    } else {
+        m_clock_source = "probe";
+    }
+    if (m_max_sm_clock_mhz <= 0) m_max_sm_clock_mhz = clock_khz / 1000.0;
+
+    int runtime = 0, driver = 0;
+    (void)cudaRuntimeGetVersion(&runtime);
+    (void)cudaDriverGetVersion(&driver);
+    m_facts = json{{"device", "cuda"},
+                   {"ordinal", ordinal},
+                   {"name", prop.name},
+                   {"uuid", uuid},
+                   {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)},
+                   {"sms", sms},
+                   {"l2_bytes", m_l2_bytes},
+                   {"flush_bytes_per_sample", 2 * m_l2_bytes},
+                   {"global_memory_bytes", static_cast<std::uint64_t>(prop.totalGlobalMem)},
+                   {"max_sm_clock_mhz", m_max_sm_clock_mhz},
+                   {"clock_source", m_clock_source},
+                   {"throttle_fraction", k_throttle_fraction},
+                   {"runtime_version", runtime},
+                   {"driver_version", driver},
+                   {"timer", "cudaEvent pair; blocking kernel holds the legacy stream; end event on the legacy "
+                             "stream; cudaDeviceSynchronize per sample"}};
+    if (!m_nvml->is_available()) m_facts["nvml_error"] = m_nvml->get_error();
+}
+
+cuda_executor::~cuda_executor() {
+    if (m_flush != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFree(m_flush));
+    if (m_probe != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFree(m_probe));
+    if (m_host_flags != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFreeHost(m_host_flags));
+    if (m_start != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaEventDestroy(m_start));
+    if (m_stop != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaEventDestroy(m_stop));
+    if (m_stream != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaStreamDestroy(m_stream));
+}
+
+void* cuda_executor::do_get_stream() const { return m_stream; }
+
+void* cuda_executor::do_allocate(std::size_t bytes) {
+    void* p = nullptr;
+    KLOOP_CUDA_CALL(cudaMalloc(&p, bytes));
+    return p;
+}
+
+void cuda_executor::do_release(void* device_ptr) noexcept {
+    if (device_ptr != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFree(device_ptr));
+}
+
+void cuda_executor::do_upload(void* device_dst, const void* host_src, std::size_t bytes) {
+    KLOOP_CUDA_CALL(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, m_stream));
+    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+}
+
+void cuda_executor::do_download(void* host_dst, const void* device_src, std::size_t bytes) {
+    KLOOP_CUDA_CALL(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, m_stream));
+    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+}
+
+runner::call_outcome cuda_executor::do_invoke(runner::entry_fn f, const kl_args& a) {
+    runner::call_outcome out;
+    m_current_entry = f;
+    if (m_observer) m_observer(true);
+    out.return_code = f(&a);
+    note_error(out, cudaGetLastError());
+    note_error(out, cudaStreamSynchronize(m_stream));
+    note_error(out, cudaDeviceSynchronize());
+    note_error(out, cudaGetLastError());
+    if (m_observer) m_observer(false);
+    m_current_entry = nullptr;
+    return out;
+}
+
+void cuda_executor::do_flush_caches(std::uint64_t bytes) {
+    // Persisting lines (cudaAccessPolicyWindow) survive a plain flush: reset them first.
+    if (m_persisting_reset_ok && cudaCtxResetPersistingL2Cache() != cudaSuccess) {
+        m_persisting_reset_ok = false;  // not supported here: note it once, go on
+        (void)cudaGetLastError();
+        m_facts["persisting_l2_reset"] = false;
+    }
+    const std::uint64_t size = std::max(bytes, 2 * m_l2_bytes);
+    if (size == 0) return;
+    if (m_flush_capacity < size) {
+        if (m_flush != nullptr) KLOOP_CUDA_CALL(cudaFree(m_flush));
+        m_flush = nullptr;
+        m_flush_capacity = 0;
+        KLOOP_CUDA_CALL(cudaMalloc(&m_flush, size));
+        m_flush_capacity = size;
+    }
+    // A new byte each time, so no level of the hierarchy can treat the write as redundant.
+    KLOOP_CUDA_CALL(cudaMemsetAsync(m_flush, ++m_flush_pattern, size, m_stream));
+    m_last_flush_bytes = size;
+}
+
+double cuda_executor::do_time_call(runner::entry_fn f, const kl_args& a, runner::call_outcome& out) {
+    out = runner::call_outcome{};
+    m_last_info = nullptr;
+    // The flush (queued on our stream) must be over before the hold starts.
+    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+    auto* flags = static_cast<volatile int*>(m_host_flags);
+    flags[0] = 0;
+    flags[1] = 0;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    hold_release hold(m_host_flags);
+    // Hold the legacy default stream: every blocking stream (ours, and any side stream the
+    // candidate created with default flags) waits for it, so all of the call's work is queued
+    // behind the hold and none of it starts before the start event.
+    KLOOP_CUDA_CALL(launch_blocking_kernel(m_device_flags, m_device_flags + 1, k_hold_timeout_ns, cudaStreamLegacy));
+    KLOOP_CUDA_CALL(cudaEventRecord(m_start, m_stream));
+    out.return_code = f(&a);
+    note_error(out, cudaGetLastError());
+    // The end event on the legacy stream waits for all prior work of every blocking stream.
+    note_error(out, cudaEventRecord(m_stop, cudaStreamLegacy));
+    hold.release();
+    note_error(out, cudaDeviceSynchronize());
+    if (!out.device_error.empty()) return 0;
+    float ms = 0;
+    KLOOP_CUDA_CALL(cudaEventElapsedTime(&ms, m_start, m_stop));
+    record_clock(f, a, flags[1] != 0);
+    return static_cast<double>(ms) * 1e-3;
+}
+
+double cuda_executor::probe_sm_clock_mhz() {
+    constexpr long long k_spin_cycles = 20000;  // ~10 µs at 2 GHz: cheap, well above timer granularity
+    if (launch_clock_probe(m_probe, k_spin_cycles, m_stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    unsigned long long r[2] = {0, 0};
+    if (cudaMemcpyAsync(r, m_probe, sizeof r, cudaMemcpyDeviceToHost, m_stream) != cudaSuccess ||
+        cudaStreamSynchronize(m_stream) != cudaSuccess || r[1] == 0) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return static_cast<double>(r[0]) * 1e3 / static_cast<double>(r[1]);  // cycles per ns * 1000 = MHz
+}
+
+void cuda_executor::record_clock(runner::entry_fn f, const kl_args& a, bool hold_timed_out) {
+    json info = json::object();
+    double mhz = 0;
+    bool reasons_known = false;
+    std::uint64_t reasons = 0;
+    if (m_clock_source == "nvml") {
+        if (auto s = m_nvml->sample_clocks()) {
+            mhz = s->sm_clock_mhz;
+            reasons_known = s->reasons_known;
+            reasons = s->event_reasons;
+            if (reasons_known) {
+                info["clock_event_reasons"] = reasons;
+                if (reasons & ~clock_event_reason::gpu_idle) info["reasons"] = describe_clock_event_reasons(reasons);
+            }
+        }
+    } else {
+        mhz = probe_sm_clock_mhz();
+    }
+    if (mhz > 0) info["sm_clock_mhz"] = std::round(mhz);
+    if (hold_timed_out) info["hold_timed_out"] = true;  // the call queued longer than the hold lasted
+    // Throttled = below 75 % of the max SM clock for a throttling reason. A low clock with only
+    // gpu_idle set is the device resting between samples, not a throttle; with no reasons known
+    // (the probe), a low clock is enough.
+    constexpr std::uint64_t k_throttle_bits =
+        clock_event_reason::sw_power_cap | clock_event_reason::hw_slowdown | clock_event_reason::sw_thermal_slowdown |
+        clock_event_reason::hw_thermal_slowdown | clock_event_reason::hw_power_brake_slowdown;
+    const bool low = mhz > 0 && m_max_sm_clock_mhz > 0 && mhz < k_throttle_fraction * m_max_sm_clock_mhz;
+    const bool throttled = low && (!reasons_known || (reasons & k_throttle_bits) != 0);
+    if (low && !throttled) info["low_clock_idle"] = true;
+    if (throttled) {
+        if (m_consecutive_discards < k_max_consecutive_discards) {
+            ++m_consecutive_discards;
+            info["discard"] = true;
+            // Cool down, then bring the clocks back up (~20 ms of back-to-back calls) before the
+            // runner takes the next sample.
+            std::this_thread::sleep_for(std::chrono::duration<double>(k_cooldown_s));
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < 100000; ++i) {
+                (void)f(&a);
+                if (i % 16 == 15) {
+                    if (cudaStreamSynchronize(m_stream) != cudaSuccess) break;  // reported by the next sample
+                    if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(20)) break;
+                }
+            }
+            (void)cudaDeviceSynchronize();
+        } else {
+            info["throttled"] = true;  // kept: discarding forever would never finish
+        }
+    } else {
+        m_consecutive_discards = 0;
+    }
+    m_last_info = std::move(info);
+}
+
+json cuda_executor::do_extra_timing(runner::entry_fn f, const std::vector<const kl_args*>& sets, double median_s) {
+    if (sets.empty() || !(median_s > 0) || median_s >= k_graph_threshold_s) return nullptr;
+    // Off under a profiler (bench/gpu_timing_agreement.sh): ncu would profile every graph node.
+    if (const char* off = std::getenv("KLOOP_NO_GRAPH_REPLAY"); off != nullptr && *off != '\0' && *off != '0')
+        return nullptr;
+    const std::size_t k = sets.size();
+    // Enough calls for ~1 ms of replay (event resolution ~0.5 µs), a whole number of rotations.
+    std::size_t n = static_cast<std::size_t>(std::ceil(1e-3 / median_s));
+    n = std::clamp<std::size_t>(n, 16, 2000);
+    n = (n + k - 1) / k * k;
+
+    auto fail = [&](const std::string& why) {
+        (void)cudaGetLastError();  // capture errors are not sticky: clear them
+        return json{{"graph_replay_error", why}};
+    };
+    KLOOP_CUDA_CALL(cudaDeviceSynchronize());
+    cudaGraph_t graph = nullptr;
+    cudaError_t e = cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeGlobal);
+    if (e != cudaSuccess) return fail("cudaStreamBeginCapture: " + describe_cuda_error(e));
+    int rc = 0;
+    for (std::size_t i = 0; i < n && rc == 0; ++i) rc = f(sets[i % k]);
+    const cudaError_t launch = cudaGetLastError();
+    e = cudaStreamEndCapture(m_stream, &graph);
+    if (rc != 0 || launch != cudaSuccess || e != cudaSuccess || graph == nullptr) {
+        if (graph != nullptr) (void)cudaGraphDestroy(graph);
+        if (rc != 0) return fail("the candidate returned " + std::to_string(rc) + " during stream capture");
+        return fail("stream capture failed: " + describe_cuda_error(launch != cudaSuccess ? launch : e));
+    }
+    cudaGraphExec_t exec = nullptr;
+    e = cudaGraphInstantiate(&exec, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    if (e != cudaSuccess) return fail("cudaGraphInstantiate: " + describe_cuda_error(e));
+    struct exec_guard {
+        cudaGraphExec_t g;
+        ~exec_guard() { KLOOP_CUDA_CALL_NOEXCEPT(cudaGraphExecDestroy(g)); }
+    } guard{exec};
+
+    constexpr int k_replays = 7;
+    KLOOP_CUDA_CALL(cudaGraphLaunch(exec, m_stream));  // upload and warm
+    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+    std::vector<double> per_call;
+    for (int r = 0; r < k_replays; ++r) {
+        KLOOP_CUDA_CALL(cudaEventRecord(m_start, m_stream));
+        KLOOP_CUDA_CALL(cudaGraphLaunch(exec, m_stream));
+        KLOOP_CUDA_CALL(cudaEventRecord(m_stop, cudaStreamLegacy));
+        KLOOP_CUDA_CALL(cudaDeviceSynchronize());
+        float ms = 0;
+        KLOOP_CUDA_CALL(cudaEventElapsedTime(&ms, m_start, m_stop));
+        per_call.push_back(static_cast<double>(ms) * 1e-3 / static_cast<double>(n));
+    }
+    return json{{"graph_replay_s_per_call", median_of(per_call)},
+                {"graph_replay_samples_s_per_call", per_call},
+                {"graph_calls", n},
+                {"graph_replays", k_replays}};
+}
+
+void cuda_executor::do_describe(json& out) const {
+    out = m_facts;
+    out["flush_bytes_last"] = m_last_flush_bytes;
+}
+
+}  // namespace kloop::backend::cuda

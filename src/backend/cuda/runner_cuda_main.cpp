@@ -1,0 +1,48 @@
+// kloop-runner-cuda: the child process for CUDA candidates (and their CPU or CUDA references).
+// Thin; see runner/runner_main.hpp. Device 0 after CUDA_VISIBLE_DEVICES.
+#include "backend/cuda/cuda_executor.hpp"
+#include "backend/cuda/kernel_census.hpp"
+#include "runner/host_executor.hpp"
+#include "runner/runner_main.hpp"
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "platform/file_io.hpp"
+
+namespace {
+
+// The kernel census (CUPTI) brackets the gate's checked calls only: its per-launch cost has no
+// place near timed samples (backend/cuda/kernel_census.hpp). The phase is in the job file.
+bool is_gate_job(int argc, char** argv) {
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::string(argv[i]) == "--job") try {
+                return nlohmann::json::parse(kloop::platform::read_file(argv[i + 1])).value("phase", "") == "gate";
+            } catch (...) {
+                return false;  // runner_main reports the bad job
+            }
+    return false;
+}
+
+// Outlives the executors (runner_main owns and destroys them before main returns).
+std::unique_ptr<kloop::backend::cuda::kernel_census> g_census;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool gate = is_gate_job(argc, argv);
+    return kloop::runner::runner_main(argc, argv, [gate](const std::string& device) -> std::unique_ptr<kloop::runner::executor_base> {
+        if (device == "cpu") return std::make_unique<kloop::runner::host_executor>();
+        if (device == "cuda") {
+            auto exec = std::make_unique<kloop::backend::cuda::cuda_executor>(0);
+            if (gate && !g_census) {
+                g_census = std::make_unique<kloop::backend::cuda::kernel_census>();
+                kloop::backend::cuda::attach_kernel_census(*exec, *g_census);
+            }
+            return exec;
+        }
+        return nullptr;
+    });
+}

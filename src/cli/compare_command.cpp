@@ -1,0 +1,159 @@
+// kloop cli: `kloop compare <op-dir> --candidate FILE --base FILE|REF [--json] [--min-effect X] ...`
+#include "cli/compare_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <ostream>
+
+#include "cli/base_checkout.hpp"
+#include "core/error.hpp"
+#include "platform/file_io.hpp"
+#include "platform/paths.hpp"
+#include "platform/subprocess.hpp"
+#include "report/ab_json.hpp"
+#include "report/ab_text.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace kloop::cli {
+
+namespace fs = std::filesystem;
+
+void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
+    sub.add_option("--mode", o.modes, "Mode to compare (repeatable; default: every mode in the spec)");
+    sub.add_option("--timeout", o.timeout_s,
+                   "Wall-clock limit per gate runner, seconds; the A/B runner gets this plus 2 x --max-time + 10 s "
+                   "per shape")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule, per side: minimum samples per shape")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule, per side: minimum timed seconds per shape")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    sub.add_option("--max-time", o.stop.max_time_s,
+                   "Stopping rule, per side: cap in timed seconds per shape (the shape ends when either side reaches it)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--target-rsd", o.stop.target_rel_stdev,
+                   "Stopping rule, per side: stop when the relative standard deviation reaches this")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--check-every", o.check_every,
+                   "Every Nth round, both sides' timed calls get new input values and are checked")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+}
+
+void declare_min_effect_option(CLI::App& sub, measure::ab_config& config) {
+    sub.add_option("--min-effect", config.min_effect,
+                   "Smallest speedup that counts, as a fraction (0.02 = 2 %): FASTER needs the whole 95 % interval of "
+                   "median(base)/median(new) at or above 1 + X, SLOWER at or below 1/(1 + X); SAME when it lies "
+                   "between, AMBIGUOUS otherwise")
+        ->check(CLI::Range(0.0, 0.99))
+        ->capture_default_str();
+}
+
+eval::ab_evaluation compare_with_base(const spec::op_spec& spec, const std::string& base_arg, const fs::path& candidate,
+                                      const std::string& candidate_label, const eval::evaluation_options& options,
+                                      const measure::ab_config& config, const std::vector<std::string>& command_line,
+                                      const std::string& keep_dir) {
+    platform::posix_command_runner commands;
+    const base_checkout base(base_arg, candidate, commands);  // removed at scope exit, whatever happens
+    return compare_with_base(spec, base, candidate, candidate_label, options, config, command_line, keep_dir, commands);
+}
+
+eval::ab_evaluation compare_with_base(const spec::op_spec& spec, const base_checkout& base, const fs::path& candidate,
+                                      const std::string& candidate_label, const eval::evaluation_options& options,
+                                      const measure::ab_config& config, const std::vector<std::string>& command_line,
+                                      const std::string& keep_dir, platform::command_runner_base& commands) {
+    std::optional<platform::scoped_temp_dir> scratch;
+    fs::path scratch_dir;
+    if (!keep_dir.empty()) {
+        scratch_dir = fs::absolute(keep_dir);
+        platform::ensure_directory(scratch_dir);
+    } else {
+        scratch.emplace("kloop-compare");
+        scratch_dir = scratch->path();
+    }
+    const eval::ab_context ctx{spec,     base.get_path(), fs::absolute(candidate), options, config, commands,
+                               platform::cache_dir(), scratch_dir};
+    auto ab = eval::compare_candidates(ctx);
+    ab.base_label = base.get_label();
+    ab.candidate_label = candidate_label;
+    ab.base.candidate = base.get_label();
+    ab.candidate.candidate = candidate_label;
+    ab.command_line = command_line;
+    ab.base.command_line = command_line;
+    ab.candidate.command_line = command_line;
+    return ab;
+}
+
+int compare_exit_code(const eval::ab_evaluation& ab) {
+    using eval::disposition;
+    if (ab.base.status == disposition::build_failed || ab.candidate.status == disposition::build_failed)
+        return static_cast<int>(exit_code::build_failed);
+    if (ab.base.status != disposition::passed || ab.candidate.status != disposition::passed || !ab.ok)
+        return static_cast<int>(exit_code::gate_red);
+    return static_cast<int>(exit_code::success);
+}
+
+namespace {
+
+struct compare_config {
+    std::string op_dir;
+    std::string candidate;
+    std::string base;
+    bool json = false;
+    std::string json_out;
+    std::uint64_t seed = 0;
+    std::string keep_dir;
+    eval::evaluation_options options;
+    measure::ab_config ab;
+};
+
+class compare_command final : public command_base {
+protected:
+    void do_declare(CLI::App& sub) override {
+        sub.add_option("op-dir", m_cfg.op_dir, "Op directory holding op.toml (or the op.toml itself)")->required();
+        sub.add_option("--candidate", m_cfg.candidate, "The new version: a source file (.cpp for the cpu backend)")
+            ->required();
+        sub.add_option("--base", m_cfg.base,
+                       "The version to compare against: a source file if that path exists, else a git ref (HEAD, "
+                       "HEAD~1, a branch, a tag, a commit) of the candidate's repository, whose copy of the "
+                       "candidate's file is checked out into a temporary worktree that is removed afterwards")
+            ->required();
+        sub.add_flag("--json", m_cfg.json, "Print the JSON record (schema kloop.compare) instead of the table");
+        sub.add_option("--json-out", m_cfg.json_out, "Also write the JSON record to this file");
+        declare_min_effect_option(sub, m_cfg.ab);
+        m_seed_option = sub.add_option("--seed", m_cfg.seed,
+                                       "Replay: use this seed for the drawn gate trial of both sides (and the A/B "
+                                       "inputs derived from it) instead of drawing one");
+        declare_ab_timing_options(sub, m_cfg.options);
+        sub.add_option("--keep", m_cfg.keep_dir, "Keep the runners' jobs, events and logs in this directory");
+    }
+
+    int do_execute(const invocation& inv) override {
+        auto& c = m_cfg;
+        const auto spec = spec::load_op_spec(c.op_dir);
+        if (!fs::exists(c.candidate)) throw usage_error("option --candidate '" + c.candidate + "': no such file");
+        if (m_seed_option != nullptr && m_seed_option->count() > 0) c.options.seed = c.seed;
+        const auto ab = compare_with_base(spec, c.base, c.candidate, c.candidate, c.options, c.ab, inv.argv, c.keep_dir);
+        const auto record = report::to_json(ab);
+        if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");
+        if (c.json) inv.out << record.dump(2) << "\n";
+        else inv.out << report::to_text(ab);
+        return compare_exit_code(ab);
+    }
+
+private:
+    compare_config m_cfg;
+    CLI::Option* m_seed_option = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<command_base> make_compare_command() { return std::make_unique<compare_command>(); }
+
+}  // namespace kloop::cli

@@ -1,0 +1,12 @@
+// kloop cli: `kloop init` — see init_command.cpp and docs/loop.md.
+#pragma once
+
+#include <memory>
+
+#include "cli/command.hpp"
+
+namespace kloop::cli {
+
+[[nodiscard]] std::unique_ptr<command_base> make_init_command();
+
+}  // namespace kloop::cli

@@ -1,0 +1,76 @@
+// kloop cli: `kloop iterate [--workspace DIR] [--candidate FILE] --proposal FILE` — one iteration:
+// gate, A/B against the current best, classification, log row, snapshot, commit.
+#include "cli/iterate_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+#include "cli/loop_options.hpp"
+#include "loop/iteration.hpp"
+#include "loop/detail/markdown.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::cli {
+
+namespace {
+
+struct iterate_config {
+    std::string workspace;
+    std::string candidate;
+    std::string proposal;
+    eval::evaluation_options options;
+    measure::ab_config ab;
+};
+
+class iterate_command final : public command_base {
+protected:
+    void do_declare(CLI::App& sub) override {
+        add_workspace_option(sub, m_cfg.workspace);
+        sub.add_option("--candidate", m_cfg.candidate, "The candidate source (default: the kernel file given to `kloop init`)");
+        sub.add_option("--proposal", m_cfg.proposal,
+                       "optimization_proposal.md: Direction, Expected and '## Strategy tags'")
+            ->required();
+        add_bench_options(sub, m_cfg.options);
+        add_ab_options(sub, m_cfg.ab);
+    }
+
+    int do_execute(const invocation& inv) override {
+        platform::posix_command_runner runner;
+        loop::iterate_request req;
+        req.workspace = resolve_workspace(m_cfg.workspace, runner);
+        if (!m_cfg.candidate.empty()) req.candidate = m_cfg.candidate;
+        req.proposal = m_cfg.proposal;
+        req.options = m_cfg.options;
+        req.ab = m_cfg.ab;
+        req.command_line = inv.argv;
+        req.memory_db = memory_db_path();
+        const auto out = loop::run_iteration(req, runner);
+        const auto& r = out.record;
+        for (const auto& w : r.warnings) inv.err << "kloop: warning: " << w << "\n";
+        for (const auto& n : out.notes) inv.out << "note: " << n << "\n";
+        inv.out << loop::version_label(r.number) << ": " << loop::to_string(r.status);
+        if (r.status == loop::iteration_status::rejected) inv.out << " (" << loop::to_string(r.rejection) << ")";
+        inv.out << " — " << r.reason << "\n";
+        for (const auto& c : r.ab)
+            if (c.verdict && c.best_s && c.candidate_s)
+                inv.out << fmt::format("  {}/{}: {} ms -> {} ms  x{:.3f} [{:.3f}, {:.3f}] {}\n", c.mode, c.shape,
+                                       loop::detail::ms(c.best_s->median), loop::detail::ms(c.candidate_s->median),
+                                       c.verdict->speedup, c.verdict->ci_low, c.verdict->ci_high,
+                                       measure::to_string(c.verdict->verdict));
+        inv.out << "  predicted: " << r.expected << "\n";
+        inv.out << "  recorded: " << out.dir.string() << "\n";
+        inv.out << "  git: " << (r.git.committed ? "committed " + r.git.commit : r.git.note) << "\n";
+        inv.out << "next: " << out.status.next_text << "\n";
+        return 0;
+    }
+
+private:
+    iterate_config m_cfg;
+};
+
+}  // namespace
+
+std::unique_ptr<command_base> make_iterate_command() { return std::make_unique<iterate_command>(); }
+
+}  // namespace kloop::cli

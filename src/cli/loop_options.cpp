@@ -1,0 +1,54 @@
+// kloop cli: options shared by the loop's verbs (see loop_options.hpp).
+#include "cli/loop_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+
+#include "loop/strategy_memory.hpp"
+#include "loop/workspace.hpp"
+#include "platform/host_info.hpp"
+
+namespace kloop::cli {
+
+void add_bench_options(CLI::App& sub, eval::evaluation_options& o) {
+    sub.add_option("--timeout", o.timeout_s, "Wall-clock limit per runner process, seconds")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule: minimum samples per shape")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule: minimum timed seconds per shape")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    sub.add_option("--max-time", o.stop.max_time_s, "Stopping rule: cap in timed seconds per shape")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    sub.add_option("--target-rsd", o.stop.target_rel_stdev, "Stopping rule: stop when the relative standard deviation reaches this")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+}
+
+void add_ab_options(CLI::App& sub, measure::ab_config& ab) {
+    sub.add_option("--min-effect", ab.min_effect,
+                   "A/B noise margin: FASTER needs the bootstrap interval of the geomean speedup above 1 + this")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+}
+
+void add_workspace_option(CLI::App& sub, std::string& workspace) {
+    sub.add_option("--workspace", workspace,
+                   "The loop's workspace (default: the single profile/<op>-opt/ of the current git repository)");
+}
+
+std::filesystem::path resolve_workspace(const std::string& given, platform::command_runner_base& runner) {
+    if (!given.empty()) return loop::find_workspace(std::filesystem::path(given), {});
+    return loop::find_workspace(std::nullopt, platform::git_state_of(std::filesystem::current_path(), runner));
+}
+
+std::filesystem::path memory_db_path() {
+    if (const char* p = std::getenv("KLOOP_MEMORY_DB"); p != nullptr && *p != '\0') return std::filesystem::absolute(p);
+    return loop::default_memory_path();
+}
+
+}  // namespace kloop::cli

@@ -1,0 +1,35 @@
+// kloop cli: options shared by the loop's verbs (init, iterate, report, demo, status, ...).
+//
+// Responsibility: one source of truth for the options several loop verbs take — the stopping
+// rule (same names as `kloop verify`: --min-samples, --min-time, --max-time, --target-rsd),
+// the runner timeout, the A/B noise margin, --workspace — and the helpers that resolve the
+// workspace and the strategy-memory database ($KLOOP_MEMORY_DB, else
+// platform::kloop_home()/memory.sqlite).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "eval/evaluation_options.hpp"
+#include "measure/ab_comparison.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace kloop::platform {
+class command_runner_base;
+}
+
+namespace kloop::cli {
+
+void add_bench_options(CLI::App& sub, eval::evaluation_options& options);
+void add_ab_options(CLI::App& sub, measure::ab_config& ab);
+void add_workspace_option(CLI::App& sub, std::string& workspace);
+
+// --workspace when given, else the single profile/*-opt/ of the current repository.
+[[nodiscard]] std::filesystem::path resolve_workspace(const std::string& given, platform::command_runner_base& runner);
+[[nodiscard]] std::filesystem::path memory_db_path();
+
+}  // namespace kloop::cli

@@ -1,0 +1,48 @@
+// kloop cli: `kloop report [--workspace DIR]` — re-measure the best against v0 side by side and
+// write final_summary.md (promotion verdict, final-claim block, rejected versions, memory).
+#include "cli/report_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+#include "cli/loop_options.hpp"
+#include "loop/final_report.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::cli {
+
+namespace {
+
+class report_command final : public command_base {
+protected:
+    void do_declare(CLI::App& sub) override {
+        add_workspace_option(sub, m_workspace);
+        sub.add_flag("--quiet", m_quiet, "Print only the verdict and the path of final_summary.md");
+        add_bench_options(sub, m_req.options);
+        add_ab_options(sub, m_req.ab);
+    }
+
+    int do_execute(const invocation& inv) override {
+        platform::posix_command_runner runner;
+        m_req.workspace = resolve_workspace(m_workspace, runner);
+        m_req.command_line = inv.argv;
+        m_req.memory_db = memory_db_path();
+        const auto out = loop::write_final_report(m_req, runner);
+        if (!m_quiet) inv.out << out.summary << "\n";
+        inv.out << "verdict: " << out.verdict.verdict << "\n";
+        inv.out << "written: " << out.summary_file.string() << "\n";
+        return 0;
+    }
+
+private:
+    std::string m_workspace;
+    bool m_quiet = false;
+    loop::report_request m_req;
+};
+
+}  // namespace
+
+std::unique_ptr<command_base> make_report_command() { return std::make_unique<report_command>(); }
+
+}  // namespace kloop::cli

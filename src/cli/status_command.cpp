@@ -1,0 +1,116 @@
+// kloop cli: `kloop status [--workspace DIR] [--json]` — where the loop stands and what the
+// protocol demands next (iterate, stall, stop).
+#include "cli/status_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <ostream>
+
+#include "cli/loop_options.hpp"
+#include "loop/detail/markdown.hpp"
+#include "loop/loop_session.hpp"
+#include "loop/loop_status.hpp"
+#include "loop/ranking.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::cli {
+
+namespace {
+
+using nlohmann::json;
+
+class status_command final : public command_base {
+protected:
+    void do_declare(CLI::App& sub) override {
+        add_workspace_option(sub, m_workspace);
+        sub.add_flag("--json", m_json, "Print a JSON object instead of text");
+    }
+
+    int do_execute(const invocation& inv) override {
+        platform::posix_command_runner runner;
+        const auto root = resolve_workspace(m_workspace, runner);
+        const auto s = loop::open_session(root, loop::access::read, {inv.argv, {}});
+        loop::strategy_memory memory(memory_db_path());
+        loop::reconcile_memory(s, memory);
+        const auto st = loop::compute_status(s.records, s.c.max_iterations, s.c.target_speedup);
+        const auto fps = memory.summarise(s.key());
+        json blocked = json::array(), preferred = json::array();
+        for (const auto& f : fps) {
+            json row = {{"fingerprint", f.fingerprint}, {"tags", f.tags}, {"positive", f.positive}, {"negative", f.negative},
+                        {"rejected", f.rejected}, {"runs", f.runs}};
+            if (f.is_blocked()) blocked.push_back(row);
+            else if (f.is_preferred()) preferred.push_back(row);
+        }
+        auto bench_json = [](const loop::iteration_record& r) {
+            json a = json::array();
+            for (const auto& b : r.bench)
+                a.push_back({{"mode", b.mode}, {"shape", b.shape}, {"median_ms", b.s.median * 1e3}, {"mean_ms", b.s.mean * 1e3}});
+            return a;
+        };
+        if (m_json) {
+            json best = nullptr;
+            if (st.best) {
+                const auto& r = s.records[static_cast<std::size_t>(*st.best)];
+                best = {{"version", *st.best}, {"label", loop::version_label(*st.best)},
+                        {"geomean_median_ms", st.best_geomean_median_s.value_or(0) * 1e3}, {"bench", bench_json(r)},
+                        {"profile", r.profile_status}};
+            }
+            json its = json::array();
+            for (const auto& r : s.records)
+                its.push_back({{"number", r.number}, {"status", loop::to_string(r.status)}, {"rejection", loop::to_string(r.rejection)},
+                               {"reason", r.reason}, {"fingerprint", r.fingerprint}});
+            json j = loop::record_header("kloop.status", s.origin);
+            j.update({{"op", s.c.op},
+                      {"workspace", s.ws.root().string()},
+                      {"iterations", st.iterations},
+                      {"max_iterations", st.max_iterations},
+                      {"best", best},
+                      {"baseline_geomean_median_ms", st.baseline_geomean_median_s ? json(*st.baseline_geomean_median_s * 1e3) : json(nullptr)},
+                      {"estimated_speedup", st.estimated_speedup ? json(*st.estimated_speedup) : json(nullptr)},
+                      {"since_improvement", st.since_improvement},
+                      {"counts", {{"positive", st.positive}, {"negative", st.negative}, {"rejected", st.rejected}}},
+                      {"blocked", blocked},
+                      {"preferred", preferred},
+                      {"records", its},
+                      {"next", {{"step", loop::to_string(st.next)}, {"text", st.next_text}}},
+                      {"repairs", s.repairs}});
+            inv.out << j.dump(2) << "\n";
+            return 0;
+        }
+        inv.out << fmt::format("{} — workspace {}\n", s.c.op, s.ws.root().string());
+        inv.out << fmt::format("iterations: {} of {} (positive {}, negative {}, rejected {})\n", st.iterations, st.max_iterations,
+                               st.positive, st.negative, st.rejected);
+        if (st.best) {
+            const auto& r = s.records[static_cast<std::size_t>(*st.best)];
+            inv.out << fmt::format("best: {} — geomean median {} ms", loop::version_label(*st.best),
+                                   loop::detail::ms(st.best_geomean_median_s.value_or(0)));
+            if (st.estimated_speedup && *st.best != 0)
+                inv.out << fmt::format(" (about x{:.2f} vs v0, estimated from separate runs; `kloop report` measures it)",
+                                       *st.estimated_speedup);
+            inv.out << "\n";
+            for (const auto& b : r.bench) inv.out << fmt::format("  {}/{}: median {} ms\n", b.mode, b.shape, loop::detail::ms(b.s.median));
+        }
+        inv.out << fmt::format("since the last improvement: {} iteration(s)\n", st.since_improvement);
+        for (const auto& f : fps)
+            if (f.is_blocked())
+                inv.out << fmt::format("blocked: {} ({}) — {} negative, {} rejected\n", f.fingerprint, fmt::join(f.tags, ", "), f.negative,
+                                       f.rejected);
+        for (const auto& f : fps)
+            if (f.is_preferred()) inv.out << fmt::format("preferred: {} ({})\n", f.fingerprint, fmt::join(f.tags, ", "));
+        for (const auto& r : s.repairs) inv.out << "repaired: " << r << "\n";
+        inv.out << "next: " << st.next_text << "\n";
+        return 0;
+    }
+
+private:
+    std::string m_workspace;
+    bool m_json = false;
+};
+
+}  // namespace
+
+std::unique_ptr<command_base> make_status_command() { return std::make_unique<status_command>(); }
+
+}  // namespace kloop::cli

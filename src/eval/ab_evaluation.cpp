@@ -1,0 +1,249 @@
+// kloop eval: A/B — both sides built and gated, then timed interleaved in one runner process.
+#include "eval/ab_evaluation.hpp"
+
+#include <map>
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "eval/call_judgement.hpp"
+#include "eval/evaluator.hpp"
+#include "eval/plan_builder.hpp"
+#include "eval/runner_session.hpp"
+
+namespace kloop::eval {
+
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct side_checks {
+    int total = 0;
+    int failed = 0;
+    std::string first_failure;
+};
+
+side_checks judge_checks(const runner::call_plan& plan, const json& checks) {
+    side_checks c;
+    for (const auto& chk : checks) {
+        ++c.total;
+        const auto verdict = judge_call(plan, chk);
+        if (verdict.pass) continue;
+        if (c.failed++ == 0)
+            c.first_failure = "sample " + std::to_string(chk.value("sample", 0)) +
+                              " (new input values at the same addresses): " + verdict.reason;
+    }
+    return c;
+}
+
+std::string side_error(const char* side, const side_checks& c) {
+    return std::string(side) + ": " + std::to_string(c.failed) + " of " + std::to_string(c.total) +
+           " timed calls checked failed; first: " + c.first_failure;
+}
+
+// One bench item's ab_result (or its absence) → the shape's row.
+ab_shape_result interpret_item(const runner::call_plan& plan, const json* result, bool started, const std::string& stage,
+                               const std::string& runner_failure, const measure::ab_config& config) {
+    ab_shape_result s;
+    s.mode = plan.mode;
+    s.shape = plan.shape;
+    if (result == nullptr) {
+        if (started)
+            s.error = (runner_failure.empty() ? std::string("no result") : runner_failure) +
+                      (stage == "warmup" ? " while warming up base and candidate" : " while timing base and candidate interleaved");
+        else
+            s.error = runner_failure.empty() ? "not run" : "not run: " + runner_failure;
+        return s;
+    }
+    const json& e = *result;
+    s.base_samples_s = e.value("base_samples_s", std::vector<double>{});
+    s.candidate_samples_s = e.value("candidate_samples_s", std::vector<double>{});
+    if (!s.base_samples_s.empty()) s.base_s = measure::summarize(s.base_samples_s);
+    if (!s.candidate_samples_s.empty()) s.candidate_s = measure::summarize(s.candidate_samples_s);
+    if (e.contains("error")) {
+        s.error = "the " + e.value("side", std::string("?")) + " returned " + std::to_string(e.value("return_code", 0)) +
+                  " at " + e.value("error", std::string("?")) + " call " + std::to_string(e.value("sample", 0));
+        if (e.contains("device_error")) s.error += " (device error: " + e.at("device_error").get<std::string>() + ")";
+        return s;
+    }
+    s.base_stop_reason = e.value("base_stop_reason", "");
+    s.candidate_stop_reason = e.value("candidate_stop_reason", "");
+    s.input_sets = e.value("input_sets", 0);
+    s.flush_bytes = e.value("flush_bytes", std::uint64_t{0});
+    const auto base_checks = judge_checks(plan, e.value("base_checks", json::array()));
+    const auto cand_checks = judge_checks(plan, e.value("candidate_checks", json::array()));
+    s.base_checks_total = base_checks.total;
+    s.base_checks_failed = base_checks.failed;
+    s.candidate_checks_total = cand_checks.total;
+    s.candidate_checks_failed = cand_checks.failed;
+    if (cand_checks.failed > 0) s.error = side_error("candidate", cand_checks);
+    if (base_checks.failed > 0) s.error += (s.error.empty() ? "" : "; ") + side_error("base", base_checks);
+    if (!s.error.empty()) return s;
+    if (s.base_samples_s.empty() || s.candidate_samples_s.empty()) {
+        s.error = "no samples";
+        return s;
+    }
+    try {
+        s.verdict = measure::compare_samples(s.base_samples_s, s.candidate_samples_s, config);
+    } catch (const std::invalid_argument& x) {
+        s.error = x.what();
+        return s;
+    }
+    s.ok = true;
+    return s;
+}
+
+// The A/B checks of one side replace its evaluation's "timed_output_checks" (skipped there:
+// the evaluation ran without its own bench), and failing ones reject that side as the bench would.
+void record_timed_checks(evaluation& ev, const std::vector<ab_shape_result>& shapes, bool candidate_side) {
+    int total = 0, failed = 0;
+    std::string first;
+    for (const auto& s : shapes) {
+        total += candidate_side ? s.candidate_checks_total : s.base_checks_total;
+        const int f = candidate_side ? s.candidate_checks_failed : s.base_checks_failed;
+        failed += f;
+        if (f > 0 && first.empty()) first = s.mode + "/" + s.shape + " " + s.error;
+    }
+    const auto status = total == 0 ? check_status::warn : failed ? check_status::fail : check_status::pass;
+    const auto detail = failed ? first
+                               : std::to_string(total) +
+                                     " timed calls with new inputs at the same addresses checked (A/B, interleaved)";
+    bool replaced = false;
+    for (auto& c : ev.integrity)
+        if (c.name == "timed_output_checks") {
+            c.status = status;
+            c.detail = detail;
+            replaced = true;
+        }
+    if (!replaced) ev.integrity.push_back({"timed_output_checks", status, detail});
+    if (failed > 0 && ev.status == disposition::passed) {
+        ev.status = disposition::gate_failed;
+        ev.reason = "a timed call was rejected: " + first;
+    }
+}
+
+void time_interleaved(const ab_context& ctx, const evaluation_options& options, ab_evaluation& r, std::uint64_t seed);
+
+std::string side_failure(const char* side, const evaluation& ev) {
+    if (ev.status == disposition::build_failed) return std::string("the ") + side + " failed to build";
+    return std::string("the ") + side + "'s gate is red: " + ev.reason;
+}
+
+}  // namespace
+
+ab_evaluation compare_candidates(const ab_context& ctx) {
+    ab_evaluation r;
+    r.op = ctx.spec.name;
+    r.base_label = ctx.base.string();
+    r.candidate_label = ctx.candidate.string();
+    r.config = ctx.ab;
+
+    // Both sides: build and gate, never bench. One drawn seed for both, so both face the same trials.
+    auto options = ctx.options;
+    options.bench = false;
+    if (!options.seed) options.seed = draw_seed();
+    r.seed = *options.seed;
+    fs::create_directories(ctx.scratch_dir / "base");
+    fs::create_directories(ctx.scratch_dir / "candidate");
+    r.base = evaluate(evaluation_context{ctx.spec, ctx.base, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "base"});
+    r.candidate = evaluate(
+        evaluation_context{ctx.spec, ctx.candidate, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "candidate"});
+    r.env = r.candidate.env;
+
+    if (r.base.status != disposition::passed || r.candidate.status != disposition::passed) {
+        std::string why;
+        if (r.base.status != disposition::passed) why = side_failure("base", r.base);
+        if (r.candidate.status != disposition::passed)
+            why += (why.empty() ? "" : "; ") + side_failure("candidate", r.candidate);
+        r.reason = why + " (no timing without two green gates)";
+        return r;
+    }
+
+    const auto device_of = [](const build_summary& b) { return b.device.empty() ? std::string("cpu") : b.device; };
+    if (device_of(r.base.candidate_build) != device_of(r.candidate.candidate_build)) {
+        r.reason = "the base runs on '" + device_of(r.base.candidate_build) + "' and the candidate on '" +
+                   device_of(r.candidate.candidate_build) + "': one runner cannot time them side by side";
+        return r;
+    }
+    time_interleaved(ctx, options, r, derive_seed(r.seed, "ab"));
+    return r;
+}
+
+ab_evaluation retime_candidates(const ab_context& ctx, const ab_evaluation& gated, int run) {
+    if (!gated.timed) throw internal_error("retime_candidates: the pair was never timed (a red or unbuilt side)");
+    ab_evaluation r = gated;
+    r.shapes.clear();
+    r.overall.reset();
+    r.ok = false;
+    r.reason.clear();
+    r.runner_failure.clear();
+    auto options = ctx.options;
+    options.bench = false;
+    options.seed = r.seed;
+    time_interleaved(ctx, options, r, derive_seed(r.seed, run == 0 ? std::string("ab") : "ab-run-" + std::to_string(run)));
+    return r;
+}
+
+namespace {
+
+void time_interleaved(const ab_context& ctx, const evaluation_options& options, ab_evaluation& r, std::uint64_t seed) {
+    // One runner, both libraries, interleaved.
+    const std::string device =
+        r.candidate.candidate_build.device.empty() ? std::string("cpu") : r.candidate.candidate_build.device;
+    // As the bench: on a GPU, 0 means "2 x L2 of the device", which the runner flushes before every sample.
+    r.evict_bytes = options.evict_bytes ? options.evict_bytes : device == "cuda" ? 0 : 2 * r.candidate.env.llc_bytes;
+    auto job = build_bench_job(ctx.spec, options, seed, r.evict_bytes);
+    job.candidate_device = device;
+    job.reference_device = r.candidate.reference_build.device.empty() ? std::string("cpu") : r.candidate.reference_build.device;
+    job.phase = runner::job_phase::ab;
+    job.candidate_lib = r.candidate.candidate_build.library;
+    job.base_lib = r.base.candidate_build.library;
+    job.reference_lib = r.candidate.reference_build.library;
+    const double timeout = options.timeout_s + static_cast<double>(job.bench.size()) * (2 * options.stop.max_time_s + 60.0);
+    const auto session = run_runner(job, ctx.scratch_dir, timeout, ctx.commands);
+    if (session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
+    r.timed = true;
+    r.runner_failure = session.describe_failure();
+
+    std::map<int, const json*> results;
+    std::map<int, std::string> stage;
+    for (const auto& e : session.events) {
+        const auto kind = e.value("event", "");
+        const int id = e.value("id", -1);
+        if (kind == "ab_result") results[id] = &e;
+        else if (kind == "ab_start") stage[id] = "start";
+        else if (kind == "stage") stage[id] = e.value("stage", "");
+    }
+    bool all_ok = true;
+    for (const auto& item : job.bench) {
+        const auto& plan = job.calls[static_cast<std::size_t>(item.call)];
+        const auto it = results.find(item.id);
+        const auto st = stage.find(item.id);
+        auto row = interpret_item(plan, it == results.end() ? nullptr : it->second, st != stage.end(),
+                                  st == stage.end() ? "" : st->second, r.runner_failure, r.config);
+        all_ok = all_ok && row.ok;
+        r.shapes.push_back(std::move(row));
+    }
+    record_timed_checks(r.base, r.shapes, false);
+    record_timed_checks(r.candidate, r.shapes, true);
+
+    std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs;
+    for (const auto& s : r.shapes)
+        if (s.ok) pairs.emplace_back(s.base_samples_s, s.candidate_samples_s);
+    if (!pairs.empty()) r.overall = measure::combine_geomean(pairs, r.config);
+
+    r.ok = all_ok && session.finished && !r.shapes.empty();
+    if (!r.ok) {
+        for (const auto& s : r.shapes)
+            if (!s.ok) {
+                r.reason = s.mode + "/" + s.shape + ": " + s.error;
+                break;
+            }
+        if (r.reason.empty()) r.reason = r.runner_failure.empty() ? "the A/B runner did not finish" : r.runner_failure;
+    }
+}
+
+}  // namespace
+
+}  // namespace kloop::eval

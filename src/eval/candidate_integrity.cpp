@@ -1,0 +1,93 @@
+// kloop eval: imported-symbol and kernel-census integrity checks (candidate_integrity.hpp).
+#include "eval/candidate_integrity.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "check/census_rules.hpp"
+#include "check/imported_symbols.hpp"
+
+namespace kloop::eval {
+
+namespace {
+
+using nlohmann::json;
+
+check_status status_of(check::census_status s) {
+    switch (s) {
+        case check::census_status::pass: return check_status::pass;
+        case check::census_status::warn: return check_status::warn;
+        case check::census_status::fail: return check_status::fail;
+        case check::census_status::skipped: return check_status::skipped;
+    }
+    return check_status::skipped;
+}
+
+}  // namespace
+
+integrity_check imported_symbols_check(const std::filesystem::path& library) {
+    integrity_check c{"imported_symbols", check_status::pass, ""};
+    try {
+        const auto table = check::read_dynamic_symbols(library);
+        const auto findings = check::classify_imports(table);
+        c.detail = check::describe_findings(findings, table);
+        for (const auto& f : findings) {
+            if (f.severity == check::finding_severity::fail) {
+                c.status = check_status::fail;
+                break;
+            }
+            c.status = check_status::warn;
+        }
+    } catch (const std::exception& e) {
+        // An object kloop built and cannot read is not one it can vouch for.
+        c.status = check_status::fail;
+        c.detail = e.what();
+    }
+    return c;
+}
+
+std::vector<integrity_check> census_checks(const runner::job& gate_job, const std::vector<json>& gate_events,
+                                           const bench_report& bench) {
+    std::map<int, const runner::gate_case*> cases;
+    for (const auto& c : gate_job.gate) cases[c.id] = &c;
+    // Bench medians usable as a call's event time (see the header). The cache flush: what the
+    // bench says it wrote, else what the GPU executor reports per sample (2 x L2, in the start
+    // event's device facts), else 256 MiB (2 x the largest L2 of current GPUs).
+    std::uint64_t device_flush = 0;
+    for (const auto& e : gate_events)
+        if (e.value("event", "") == "start" && e.contains("candidate_device") && e.at("candidate_device").is_object())
+            device_flush = e.at("candidate_device").value("flush_bytes_per_sample", std::uint64_t{0});
+    std::map<std::string, double> bench_event_s;
+    for (const auto& s : bench.shapes) {
+        auto flush = std::max({s.flush_bytes, bench.evict_bytes, device_flush});
+        if (flush == 0) flush = std::uint64_t{256} << 20;
+        if (s.stats_s && s.bytes && *s.bytes >= static_cast<double>(flush))
+            bench_event_s[s.mode + "/" + s.shape] = s.stats_s->median;
+    }
+
+    std::vector<check::census_call> calls;
+    auto add = [&](const json& census, const std::string& label, const std::string& key) {
+        auto call = check::census_call_from_json(census, label, key);
+        if (!call.event_s)
+            if (auto it = bench_event_s.find(key); it != bench_event_s.end()) {
+                call.event_s = it->second;
+                call.event_is_proxy = true;
+            }
+        calls.push_back(std::move(call));
+    };
+    for (const auto& e : gate_events) {
+        if (e.value("event", "") != "case_result") continue;
+        const auto it = cases.find(e.value("id", -1));
+        if (it == cases.end()) continue;
+        const auto& plan = gate_job.calls[static_cast<std::size_t>(it->second->call)];
+        const auto label = plan.get_label() + " trial " + std::to_string(it->second->trial);
+        if (e.contains("census")) add(e.at("census"), label, plan.get_label());
+        if (e.contains("same_address_recheck") && e.at("same_address_recheck").contains("census"))
+            add(e.at("same_address_recheck").at("census"), label + " same-address recheck", plan.get_label());
+    }
+    std::vector<integrity_check> out;
+    for (auto& v : check::judge_census(calls)) out.push_back({v.name, status_of(v.status), std::move(v.detail)});
+    return out;
+}
+
+}  // namespace kloop::eval

@@ -1,0 +1,34 @@
+// kloop eval: the integrity checks that look at the candidate itself rather than at one call's
+// numbers — what its shared object imports (`imported_symbols`) and which kernels it ran
+// (`census_kernel_launched`, `census_vendor_kernels`, `census_kernel_set_stable`,
+// `census_time_vs_event`).
+//
+// Responsibility: turn check/imported_symbols findings and the census JSON the runner attached
+// to each checked call (call facts' "census", backend/cuda/kernel_census) into named
+// integrity_check entries. The rules themselves live in src/check (host-only, tested in CI);
+// this file only gathers their inputs from the build record and the runner's events.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/evaluation.hpp"
+#include "runner/job.hpp"
+
+namespace kloop::eval {
+
+// `imported_symbols` for the candidate's built library: fail for delegation, timers, dlopen,
+// process creation, …; warn for threads and streams; fail when the library cannot be read.
+[[nodiscard]] integrity_check imported_symbols_check(const std::filesystem::path& library);
+
+// The four census checks from the gate's case_result events (and their same-address rechecks).
+// A call's event time comes from its census ("event_s") when the executor measured one, else
+// from the bench median of the same mode and shape when that shape's bytes exceed the bench's
+// cache flush (so a warm gate call and a cold bench sample see the same memory traffic).
+[[nodiscard]] std::vector<integrity_check> census_checks(const runner::job& gate_job,
+                                                         const std::vector<nlohmann::json>& gate_events,
+                                                         const bench_report& bench);
+
+}  // namespace kloop::eval

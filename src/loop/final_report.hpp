@@ -1,0 +1,58 @@
+// kloop loop: `kloop report` — the promotion verdict and final_summary.md.
+//
+// Responsibility: the end of the loop. The best version (loop/ranking) is re-measured against
+// the baseline v0 side by side (eval::compare_candidates: both gated, then interleaved in one
+// runner) — the final claim never combines numbers from different runs. final_summary.md holds:
+// the promotion verdict with each criterion; the final-claim block (per shape n / median / mean
+// / std / min / p10 / p90 for baseline and best, the equal-weight geomean speedup with its
+// interval, the exact commands, baseline commit and candidate SHA, machine identity); every
+// iteration; rejected versions and why; the strategy memory's conclusions (preferred and
+// blocked fingerprints). final_result.json keeps the verdict and the full A/B record.
+// Promotion: best is not v0, its gate is full and green in this run, and the overall A/B
+// verdict is FASTER. The profile criterion is reported as missing (kloop does not profile yet).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/ab_evaluation.hpp"
+#include "eval/evaluation_options.hpp"
+#include "loop/iteration_record.hpp"
+#include "loop/strategy_memory.hpp"
+#include "measure/ab_comparison.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::loop {
+
+struct loop_session;
+
+struct promotion {
+    bool promote = false;
+    int best = 0;
+    std::string verdict;                 // one line: "PROMOTE v2 ..." / "NO PROMOTION: ..."
+    std::vector<std::string> criteria;   // "[x] full green gate ..." lines
+};
+
+// Pure: the verdict from the best's number and the report's A/B (nullopt when best is v0).
+[[nodiscard]] promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& ab,
+                                         std::optional<double> target_speedup);
+
+struct report_request {
+    std::filesystem::path workspace;
+    eval::evaluation_options options;
+    measure::ab_config ab;
+    std::vector<std::string> command_line;
+    std::filesystem::path memory_db;
+};
+
+struct report_outcome {
+    promotion verdict;
+    std::filesystem::path summary_file;
+    std::string summary;                 // the Markdown written
+};
+
+[[nodiscard]] report_outcome write_final_report(const report_request& req, platform::command_runner_base& runner);
+
+}  // namespace kloop::loop

@@ -1,0 +1,123 @@
+// kloop loop: `kloop init` (see initialise.hpp).
+#include "loop/initialise.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "eval/evaluator.hpp"
+#include "loop/contract.hpp"
+#include "loop/fault_point.hpp"
+#include "loop/iteration_summary.hpp"
+#include "loop/loop_session.hpp"
+#include "loop/opt_log.hpp"
+#include "loop/repo_git.hpp"
+#include "loop/task_documents.hpp"
+#include "loop/dispatch.hpp"
+#include "platform/file_io.hpp"
+#include "platform/host_info.hpp"
+#include "platform/paths.hpp"
+#include "platform/sha256.hpp"
+#include "report/evaluation_json.hpp"
+#include "report/evaluation_text.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace kloop::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+init_outcome initialise(const init_request& req, platform::command_runner_base& runner) {
+    init_outcome out;
+    const auto spec = spec::load_op_spec(req.op_dir);
+    if (!fs::is_regular_file(req.candidate))
+        throw usage_error("option --candidate '" + req.candidate.string() + "': no such file");
+    const fs::path candidate = fs::absolute(req.candidate).lexically_normal();
+    const auto repo = platform::git_state_of(candidate.parent_path(), runner);
+    const fs::path root = req.workspace ? fs::absolute(*req.workspace).lexically_normal()
+                                        : default_workspace_root(repo, candidate.parent_path(), spec.name);
+    const workspace ws(root);
+    if (fs::exists(ws.contract_file()))
+        throw usage_error(fmt::format("workspace '{}' already holds a loop (contract.json); continue it with `kloop "
+                                      "iterate`, or pass --workspace to start another",
+                                      root.string()));
+    if (fs::exists(root) && !fs::is_empty(root))
+        throw usage_error(fmt::format("workspace '{}' exists and is not empty; pick another --workspace", root.string()));
+    // Validates the cap and the target before spending time on the baseline.
+    contract_inputs ci{spec, candidate, req.max_iterations, req.target_speedup, platform::cpu_model(), repo.commit, repo.dirty};
+    auto c = make_contract(ci);
+    out.workspace = root;
+
+    // The baseline: a plain evaluation, in a scratch directory.
+    platform::ensure_directory(root.parent_path());
+    platform::scoped_temp_dir scratch("kloop-init");
+    const fs::path snapshot = scratch.path() / candidate.filename();
+    fs::copy_file(candidate, snapshot);
+    // Evaluate the parsed contract spec (same text as op.toml) so v0 is measured as later iterations are.
+    const auto cspec = load_spec(c);
+    const eval::evaluation_context ctx{cspec, snapshot, contract_options(c, req.options), runner, platform::cache_dir(),
+                                       scratch.path()};
+    out.baseline = eval::evaluate(ctx);
+    out.baseline.candidate = candidate.string();
+    // The snapshot was evaluated outside the repository; the environment names the real one.
+    out.baseline.env.git_available = repo.available;
+    out.baseline.env.git_commit = repo.commit;
+    out.baseline.env.git_dirty = repo.dirty;
+    out.baseline.command_line = req.command_line;
+    if (out.baseline.status != eval::disposition::passed || !out.baseline.bench.ok) return out;
+    fault_point("init.after_baseline");
+
+    iteration_record v0;
+    v0.number = 0;
+    v0.status = iteration_status::baseline;
+    v0.reason = "baseline";
+    v0.candidate_source = candidate.string();
+    v0.candidate_file = candidate.filename().string();
+    v0.candidate_sha256 = platform::sha256_file(snapshot);
+    v0.gate_pass = out.baseline.gate.pass;
+    v0.gate_partial = out.baseline.gate.partial;
+    v0.bench_ok = out.baseline.bench.ok;
+    v0.bench = bench_stats_of(out.baseline);
+    v0.git.in_repo = repo.available;
+    v0.git.commit = repo.commit;
+    v0.git.note = repo.available ? fmt::format("baseline = repository HEAD {}{}", repo.commit, repo.dirty ? " (dirty)" : "")
+                                 : "the candidate is not in a git repository";
+    v0.recorded_at = utc_now();
+
+    // Assemble everything in a staging directory next to the workspace, then one rename.
+    const std::string staging_prefix = fmt::format(".{}.staging-", root.filename().string());
+    {
+        std::error_code ec;  // a killed init's leftovers
+        for (const auto& e : fs::directory_iterator(root.parent_path(), ec))
+            if (e.path().filename().string().rfind(staging_prefix, 0) == 0) fs::remove_all(e.path(), ec);
+    }
+    const fs::path staging = root.parent_path() / (staging_prefix + std::to_string(::getpid()));
+    const workspace st(staging);
+    const record_origin origin{req.command_line, repo};
+    write_record(st.contract_file(), "kloop.contract", to_json(c, root), origin);
+    platform::write_file_atomic(st.draft_file(), draft_md({c, spec, root}));
+    platform::write_file_atomic(st.traps_file(), traps_md());
+    platform::write_file_atomic(st.dispatch_file(), dispatch_header(c.op));
+    platform::write_file_atomic(st.opt_log_file(), opt_log_header(c, v0, report::environment_line(out.baseline.env)) + opt_log_row(v0));
+    const fs::path v0dir = st.iteration_dir(0);
+    platform::ensure_directory(v0dir);
+    fs::copy_file(snapshot, v0dir / v0.candidate_file);
+    json body = {{"iteration", to_json(v0)}, {"evaluation", report::to_json(out.baseline)}};
+    write_record(v0dir / "benchmark_result.json", "kloop.iteration", body, origin);
+    platform::write_file_atomic(v0dir / "iteration_summary.md", iteration_summary_md(v0, c.op));
+    fault_point("init.before_rename");
+    if (fs::exists(root)) fs::remove(root);  // empty (checked above)
+    fs::rename(staging, root);
+    fault_point("init.after_rename");
+    out.created = true;
+
+    if (repo.available) out.notes.push_back(ignore_workspace(root, repo.toplevel));
+    auto session = open_session(root, access::write, origin);
+    strategy_memory memory(req.memory_db);
+    reconcile_memory(session, memory);
+    write_manifest(session, req.memory_db);
+    return out;
+}
+
+}  // namespace kloop::loop

@@ -1,0 +1,42 @@
+// kloop loop: `kloop init` — freeze the contract, measure the baseline, write the workspace.
+//
+// Responsibility: phase 1 of the loop. Loads the spec, evaluates the kernel file as it is now
+// (v0) with a plain build → gate → bench; a baseline that is not green stops here (nothing
+// written: the loop starts from a correct kernel). Then assembles the whole workspace in a
+// staging directory — contract.json, docs/draft.md, OPT_LOG.md, TRAPS.md, dispatch.md,
+// iter_v0/, run_manifest.json — and renames it into place in one step, adds the workspace to
+// the repository's .gitignore, and records v0 in the strategy memory.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/evaluation.hpp"
+#include "eval/evaluation_options.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::loop {
+
+struct init_request {
+    std::filesystem::path op_dir;
+    std::filesystem::path candidate;
+    int max_iterations = 0;
+    std::optional<double> target_speedup;
+    std::optional<std::filesystem::path> workspace;
+    eval::evaluation_options options;
+    std::vector<std::string> command_line;
+    std::filesystem::path memory_db;
+};
+
+struct init_outcome {
+    bool created = false;                    // false: the baseline was not green
+    std::filesystem::path workspace;
+    eval::evaluation baseline;
+    std::vector<std::string> notes;
+};
+
+[[nodiscard]] init_outcome initialise(const init_request& req, platform::command_runner_base& runner);
+
+}  // namespace kloop::loop

@@ -1,0 +1,140 @@
+// kloop loop: one iteration (see iteration.hpp).
+#include "loop/iteration.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.hpp"
+#include "loop/classification.hpp"
+#include "loop/contract.hpp"
+#include "loop/fault_point.hpp"
+#include "loop/fingerprint.hpp"
+#include "loop/iteration_summary.hpp"
+#include "loop/loop_session.hpp"
+#include "loop/opt_log.hpp"
+#include "loop/proposal.hpp"
+#include "loop/ranking.hpp"
+#include "loop/repo_git.hpp"
+#include "loop/strategy_memory.hpp"
+#include "platform/file_io.hpp"
+#include "platform/host_info.hpp"
+#include "platform/paths.hpp"
+#include "platform/sha256.hpp"
+#include "report/ab_json.hpp"
+#include "report/evaluation_json.hpp"
+
+namespace kloop::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string commit_message(const std::string& op, const iteration_record& r) {
+    std::string detail;
+    if (r.status == iteration_status::rejected) detail = "rejected: " + to_string(r.rejection);
+    else if (r.overall)
+        detail = fmt::format("{}: {} x{:.3f} vs {}", to_string(r.status), measure::to_string(r.overall->verdict), r.overall->speedup,
+                             version_label(r.vs_best));
+    else detail = to_string(r.status);
+    std::string direction = r.direction.size() > 60 ? r.direction.substr(0, 57) + "..." : r.direction;
+    return fmt::format("kloop {} {} ({}): {}", op, version_label(r.number), detail, direction);
+}
+
+iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner) {
+    iterate_outcome out;
+    record_origin origin{req.command_line, {}};
+    auto session = open_session(req.workspace, access::write, origin);
+    out.notes = session.repairs;
+    const auto& c = session.c;
+    strategy_memory memory(req.memory_db);
+    if (int n = reconcile_memory(session, memory); n > 0)
+        out.notes.push_back(fmt::format("strategy memory: recorded {} iteration(s) a killed command had left out", n));
+
+    const int done = static_cast<int>(session.records.size()) - 1;
+    if (done >= c.max_iterations)
+        throw usage_error(fmt::format("the iteration cap ({}) is reached: {} iterations are recorded. Run `kloop report` "
+                                      "for the verdict; a longer loop needs a new `kloop init` with a higher "
+                                      "--max-iterations",
+                                      c.max_iterations, done));
+    const fs::path candidate = fs::absolute(req.candidate.value_or(c.candidate)).lexically_normal();
+    if (!fs::is_regular_file(candidate)) throw usage_error("option --candidate '" + candidate.string() + "': no such file");
+    if (!fs::is_regular_file(req.proposal)) throw usage_error("option --proposal '" + req.proposal.string() + "': no such file");
+    const auto prop = read_proposal(req.proposal);
+    session.origin.repo = platform::git_state_of(candidate.parent_path(), runner);
+
+    iteration_record r;
+    r.number = done + 1;
+    r.candidate_source = candidate.string();
+    r.candidate_file = candidate.filename().string();
+    r.direction = prop.direction;
+    r.expected = prop.expected;
+    r.tags = prop.tags;
+    r.fingerprint = fingerprint_of(c.backend, prop.tags);
+    if (auto f = memory.lookup(session.key(), r.fingerprint); f && f->is_blocked())
+        r.warnings.push_back(fmt::format("strategy fingerprint {} ({}) is BLOCKED by the memory: {} positive, {} negative, {} "
+                                         "rejected in {} loop(s) on this op, backend, device and shape set. Pick another "
+                                         "direction unless the proposal says why this time differs",
+                                         r.fingerprint, fmt::join(normalise_tags(prop.tags), ", "), f->positive, f->negative,
+                                         f->rejected, f->runs));
+
+    // The best to beat, and the snapshot: what is measured is what is recorded.
+    const auto best = best_version(session.records);
+    if (!best) throw internal_error("no eligible version, not even the baseline");
+    r.vs_best = *best;
+    const auto& best_rec = session.records[static_cast<std::size_t>(*best)];
+    const fs::path best_src = session.ws.iteration_dir(*best) / best_rec.candidate_file;
+    const fs::path staging = session.ws.make_staging_dir(version_label(r.number));
+    fs::copy_file(candidate, staging / r.candidate_file);
+    platform::write_file_atomic(staging / "optimization_proposal.md", prop.text);
+    r.candidate_sha256 = platform::sha256_file(staging / r.candidate_file);
+    fault_point("iterate.staged");
+
+    const auto spec = load_spec(c);
+    platform::scoped_temp_dir scratch("kloop-iterate");
+    const eval::ab_context ctx{spec, best_src, staging / r.candidate_file, contract_options(c, req.options), req.ab, runner,
+                               platform::cache_dir(), scratch.path()};
+    auto ab = eval::compare_candidates(ctx);
+    ab.base_label = version_label(*best);
+    ab.candidate_label = candidate.string();
+    ab.command_line = req.command_line;
+    ab.candidate.candidate = candidate.string();
+    ab.candidate.command_line = req.command_line;
+    const auto cls = classify(ab, version_label(*best));
+    fault_point("iterate.compared");
+
+    r.status = cls.status;
+    r.rejection = cls.kind;
+    r.reason = cls.reason;
+    r.overall = cls.overall;
+    r.min_effect = req.ab.min_effect;
+    r.gate_pass = ab.candidate.gate.pass && ab.candidate.status == eval::disposition::passed;
+    r.gate_partial = ab.candidate.gate.partial;
+    r.ab = comparisons_of(ab);
+    r.bench = candidate_stats_of(ab);
+    r.bench_ok = r.status != iteration_status::rejected && ab.ok && !r.bench.empty();
+    r.recorded_at = utc_now();
+
+    r.git = commit_candidate(candidate, commit_message(c.op, r), runner);
+    if (!r.git.committed) out.notes.push_back("git: " + r.git.note);
+    fault_point("iterate.committed");
+
+    json body = {{"iteration", to_json(r)}, {"evaluation", report::to_json(ab.candidate)}, {"ab", report::to_json(ab)}};
+    write_record(staging / "benchmark_result.json", "kloop.iteration", body, session.origin);
+    platform::write_file_atomic(staging / "iteration_summary.md", iteration_summary_md(r, c.op));
+    fault_point("iterate.written");
+    out.dir = session.ws.iteration_dir(r.number);
+    fs::rename(staging, out.dir);  // the commit point: the iteration exists from here on
+    fault_point("iterate.renamed");
+
+    session.records.push_back(r);
+    const std::string log = fs::exists(session.ws.opt_log_file()) ? platform::read_file(session.ws.opt_log_file()) : "";
+    platform::write_file_atomic(session.ws.opt_log_file(), append_missing_rows(log, session.records));
+    fault_point("iterate.logged");
+    memory.record(memory_row_of(session, r));
+    fault_point("iterate.remembered");
+    write_manifest(session, req.memory_db);
+    out.record = r;
+    out.status = compute_status(session.records, c.max_iterations, c.target_speedup);
+    return out;
+}
+
+}  // namespace kloop::loop

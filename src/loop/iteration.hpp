@@ -1,0 +1,54 @@
+// kloop loop: `kloop iterate` — one iteration of the protocol.
+//
+// Responsibility: verify the contract, refuse past the cap, read the proposal and warn on a
+// blocked fingerprint, snapshot the candidate, compare it with the current best
+// (eval::compare_candidates: both gated, then timed interleaved in one runner), classify,
+// commit the candidate in its repository, and write iter_vN/ (candidate copy, proposal,
+// benchmark_result.json, iteration_summary.md) in one rename; then the OPT_LOG.md row, the
+// strategy memory and run_manifest.json. Order and crash safety:
+//   stage the copies → compare → git commit → write the records into the staging directory →
+//   rename it to iter_vN (the commit point) → OPT_LOG row → memory → manifest.
+// A kill before the rename leaves no iteration (the staging directory is removed by the next
+// writer; at worst a commit whose iteration is re-run); a kill after it leaves derived files
+// behind, which the next command repairs (loop/loop_session). Fault points: iterate.staged,
+// iterate.compared, iterate.committed, iterate.written, iterate.renamed, iterate.logged,
+// iterate.remembered.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/ab_evaluation.hpp"
+#include "eval/evaluation_options.hpp"
+#include "loop/iteration_record.hpp"
+#include "loop/loop_status.hpp"
+#include "measure/ab_comparison.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::loop {
+
+struct iterate_request {
+    std::filesystem::path workspace;
+    std::optional<std::filesystem::path> candidate;  // default: the contract's kernel file
+    std::filesystem::path proposal;
+    eval::evaluation_options options;                // the stopping rule and timeouts
+    measure::ab_config ab;
+    std::vector<std::string> command_line;
+    std::filesystem::path memory_db;
+};
+
+struct iterate_outcome {
+    iteration_record record;
+    std::filesystem::path dir;
+    loop_status status;
+    std::vector<std::string> notes;                  // repairs, git notes
+};
+
+[[nodiscard]] iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner);
+
+// The git commit message of an iteration: "kloop <op> v3: negative (SAME x0.998 vs v1)".
+[[nodiscard]] std::string commit_message(const std::string& op, const iteration_record& r);
+
+}  // namespace kloop::loop

@@ -1,0 +1,28 @@
+// kloop loop: the loop's git operations in the user's repository.
+//
+// Responsibility: commit the candidate file (and only it) after each iteration with a message
+// naming the iteration and its status, and keep the workspace out of git (.gitignore). Every
+// git call goes through platform::command_runner_base with an argv vector (no shell). Outside a
+// repository, or when git fails (no user.name, a hook refuses), the outcome is recorded and the
+// loop carries on: a missing commit is data, not an error.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "loop/iteration_record.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::loop {
+
+// `git add -- FILE` then `git commit --allow-empty -m MSG -- FILE` (the pathspec limits the
+// commit to that file whatever else is staged; --allow-empty keeps an unchanged iteration's
+// commit, as the protocol asks).
+[[nodiscard]] git_record commit_candidate(const std::filesystem::path& candidate, const std::string& message,
+                                          platform::command_runner_base& runner);
+
+// Adds "/<workspace relative to the toplevel>/" to <toplevel>/.gitignore when the workspace is
+// inside the repository and no line already says so. Returns a note for the output.
+[[nodiscard]] std::string ignore_workspace(const std::filesystem::path& workspace, const std::filesystem::path& toplevel);
+
+}  // namespace kloop::loop

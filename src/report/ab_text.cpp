@@ -1,0 +1,104 @@
+// kloop report: A/B comparison → console text.
+#include "report/ab_text.hpp"
+
+#include <fmt/format.h>
+
+namespace kloop::report {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+    return s;
+}
+
+std::string side_line(const char* what, const std::string& label, const eval::evaluation& e) {
+    std::string build = !e.candidate_build.ok ? "build FAILED"
+                                              : fmt::format("build ok{}", e.candidate_build.cache_hit ? " (cache hit)" : "");
+    std::string gate = "gate not run";
+    if (e.candidate_build.ok) {
+        int failed = 0;
+        for (const auto& c : e.gate.cases) failed += c.pass ? 0 : 1;
+        gate = e.gate.pass ? fmt::format("gate PASS ({} cases{})", e.gate.cases.size(), e.gate.partial ? ", PARTIAL" : "")
+                           : fmt::format("gate FAIL ({} of {} cases)", failed, e.gate.cases.size());
+    }
+    std::string out = fmt::format("{:<9} {} | git {} | {} | {}\n", what, label, git_text(e.env), build, gate);
+    if (e.status != eval::disposition::passed && !e.reason.empty()) out += fmt::format("          RED: {}\n", e.reason);
+    for (const auto& c : e.gate.cases)
+        if (!c.pass) {
+            out += fmt::format("          FAIL {}/{} trial {} (seed {}): {}\n", c.mode, c.shape, c.trial, c.seed, c.reason);
+            break;  // the first; the JSON record has them all
+        }
+    if (!e.candidate_build.ok && !e.candidate_build.diagnostics.empty())
+        out += "          compiler diagnostics:\n" + e.candidate_build.diagnostics + "\n";
+    return out;
+}
+
+std::string ms(const std::optional<measure::sample_summary>& s) {
+    return s ? fmt::format("{:.4f}", s->median * 1e3) : std::string("-");
+}
+
+}  // namespace
+
+std::string git_text(const eval::environment_info& env) {
+    if (!env.git_available) return "not a git repository";
+    const auto c = env.git_commit.size() > 12 ? env.git_commit.substr(0, 12) : env.git_commit;
+    return c + (env.git_dirty ? " dirty" : " clean");
+}
+
+std::string to_text(const eval::ab_evaluation& ab) {
+    const auto& env = ab.env;
+    std::string out = fmt::format("kloop compare {} | speedup = median(base) / median(new), > 1: new is faster\n", ab.op);
+    out += side_line("base", ab.base_label, ab.base);
+    out += side_line("candidate", ab.candidate_label, ab.candidate);
+    out += fmt::format("env: {} ({} cpus, LLC {} MiB) | {} {} | kloop {} ({}{}, {})\n", env.host_cpu, env.logical_cpus,
+                       env.llc_bytes >> 20, env.compiler, join(env.flags, " "), env.kloop_version, env.kloop_commit,
+                       env.kloop_dirty ? " dirty" : "", env.build_type);
+    if (!ab.timed) {
+        out += "timing: not run (" + ab.reason + ")\n";
+        out += "result: NOT COMPARED\n";
+        return out;
+    }
+    out += fmt::format("timing: one runner, base and new interleaved (ABBA), same input sets, {} MiB of cold traffic "
+                       "between two uses of a set{}\n",
+                       ab.evict_bytes >> 20, ab.runner_failure.empty() ? "" : " | runner: " + ab.runner_failure);
+    const int pct = static_cast<int>(ab.config.confidence * 100 + 0.5);
+    out += fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>9}  {:<18} {:<9} {:>11} {:>9}\n", "mode", "shape", "base_ms",
+                       "new_ms", "speedup", fmt::format("{}% CI", pct), "verdict", "n base/new", "checked");
+    for (const auto& s : ab.shapes) {
+        const std::string n = fmt::format("{}/{}", s.base_samples_s.size(), s.candidate_samples_s.size());
+        const std::string checked = fmt::format("{}/{}", (s.base_checks_total - s.base_checks_failed) +
+                                                             (s.candidate_checks_total - s.candidate_checks_failed),
+                                                s.base_checks_total + s.candidate_checks_total);
+        if (s.verdict) {
+            const auto& v = *s.verdict;
+            out += fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>8.3f}x  {:<18} {:<9} {:>11} {:>9}\n", s.mode, s.shape,
+                               ms(s.base_s), ms(s.candidate_s), v.speedup,
+                               fmt::format("[{:.3f}, {:.3f}]", v.ci_low, v.ci_high), measure::to_string(v.verdict), n,
+                               checked);
+        } else {
+            out += fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>9}  {:<18} {:<9} {:>11} {:>9}\n", s.mode, s.shape,
+                               ms(s.base_s), ms(s.candidate_s), "-", "-", "ERROR", n, checked);
+        }
+        if (!s.ok) out += fmt::format("        ERROR: {}\n", s.error.empty() ? std::string("no result") : s.error);
+    }
+    const double e = ab.config.min_effect;
+    if (ab.overall) {
+        int ok = 0;
+        for (const auto& s : ab.shapes) ok += s.ok ? 1 : 0;
+        const auto& o = *ab.overall;
+        out += fmt::format("overall: geomean of {} shape{} (equal weight) {:.3f}x [{:.3f}, {:.3f}] {}{}\n", ok,
+                           ok == 1 ? "" : "s", o.speedup, o.ci_low, o.ci_high, measure::to_string(o.verdict),
+                           ok < static_cast<int>(ab.shapes.size()) ? " (failed shapes excluded, listed above)" : "");
+    } else {
+        out += "overall: no shape was timed on both sides\n";
+    }
+    out += fmt::format("verdict rule: minimum effect {:g} %: FASTER when the CI lies above {:.3f}, SLOWER below {:.3f}, "
+                       "SAME inside, else AMBIGUOUS\n",
+                       e * 100, 1 + e, 1 / (1 + e));
+    out += ab.ok ? "result: COMPARED\n" : "result: INCOMPLETE: " + ab.reason + "\n";
+    return out;
+}
+
+}  // namespace kloop::report

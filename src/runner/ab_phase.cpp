@@ -1,0 +1,167 @@
+// kloop runner: the interleaved A/B phase.
+#include "runner/ab_phase.hpp"
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/rng.hpp"
+#include "measure/stopping_rule.hpp"
+
+namespace kloop::runner {
+
+using nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int base_side = 0;
+constexpr int candidate_side = 1;
+
+const char* side_name(int side) { return side == base_side ? "base" : "candidate"; }
+
+// ABBA: even rounds run the base first, odd rounds the candidate first.
+int side_at(int round, int position) { return (round % 2 == 0) == (position == 0) ? base_side : candidate_side; }
+
+}  // namespace
+
+void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const executors& ex, event_writer& ev) {
+    const auto& plan = j.calls[static_cast<std::size_t>(b.call)];
+    ev.write({{"event", "ab_start"}, {"id", b.id}});
+    const std::array<entry_fn, 2> fn = {fns.base, fns.candidate};
+    executor_base& exec = ex.candidate;
+
+    // The input sets, built exactly as the bench builds them; both sides use the same ones.
+    const int n_sets = std::max(1, b.input_sets);
+    std::vector<std::unique_ptr<call_buffers>> sets;
+    call_buffers spare(plan, ex.reference);
+    spare.fill_inputs(derive_seed(b.seed, "spare"));
+    for (int k = 0; k < n_sets; ++k) {
+        sets.push_back(std::make_unique<call_buffers>(plan, exec));
+        if (k == 0) sets.back()->fill_inputs(derive_seed(b.seed, "set0"));
+        else sets.back()->fill_inputs_shifted(*sets.front(), derive_seed(b.seed, "set" + std::to_string(k)));
+        sets.back()->prepare();
+    }
+    call_buffers ref(plan, ex.reference);
+    std::uint64_t next_set = 0;  // one rotation over every call of both sides
+    auto take_set = [&]() -> call_buffers& { return *sets[static_cast<std::size_t>(next_set++ % static_cast<std::uint64_t>(n_sets))]; };
+
+    std::array<std::vector<double>, 2> samples;
+    auto fail = [&](const char* where, int side, std::size_t sample, const call_outcome& out) {
+        json e = {{"event", "ab_result"},        {"id", b.id},
+                  {"error", where},              {"side", side_name(side)},
+                  {"sample", sample},            {"return_code", out.return_code},
+                  {"base_samples_s", samples[0]}, {"candidate_samples_s", samples[1]}};
+        if (!out.device_error.empty()) e["device_error"] = out.device_error;
+        ev.write(e);
+    };
+
+    // Warm-up, interleaved too: each side gets its minimum calls, together at least twice the
+    // bench's minimum warm-up time (about that much each).
+    ev.write({{"event", "stage"}, {"id", b.id}, {"stage", "warmup"}});
+    std::array<int, 2> warm = {0, 0};
+    std::array<double, 2> warm_s = {0, 0};
+    const auto warm_start = clock_type::now();
+    for (int r = 0; r < 1000; ++r) {
+        if (warm[0] >= b.warmup_min_calls && warm[1] >= b.warmup_min_calls &&
+            std::chrono::duration<double>(clock_type::now() - warm_start).count() >= 2 * b.warmup_min_s)
+            break;
+        for (int pos = 0; pos < 2; ++pos) {
+            const int side = side_at(r, pos);
+            auto& set = take_set();
+            call_outcome out;
+            warm_s[static_cast<std::size_t>(side)] += exec.time_call(fn[static_cast<std::size_t>(side)], set.get_args(), out);
+            if (!out.ok()) return fail("warmup", side, static_cast<std::size_t>(warm[static_cast<std::size_t>(side)]), out);
+            ++warm[static_cast<std::size_t>(side)];
+        }
+    }
+
+    ev.write({{"event", "stage"}, {"id", b.id}, {"stage", "timing"}});
+    std::array<measure::stopping_rule, 2> rule = {measure::stopping_rule(b.stop), measure::stopping_rule(b.stop)};
+    std::array<measure::stop_reason, 2> stopped = {measure::stop_reason::not_done, measure::stop_reason::not_done};
+    std::array<json, 2> checks = {json::array(), json::array()};
+    std::string item_stop = "both_done";
+    std::array<int, 2> discarded = {0, 0};
+    constexpr int max_retakes = 10;
+    for (int r = 0;; ++r) {
+        // A side's rule latches when it first says done; the item goes on until both have, so
+        // every sample of either side stays interleaved with the other's.
+        if (stopped[0] != measure::stop_reason::not_done && stopped[1] != measure::stop_reason::not_done) break;
+        bool capped = false;
+        for (std::size_t s = 0; s < 2; ++s) {
+            if (rule[s].get_total_time_s() >= b.stop.max_time_s) capped = true, item_stop = "time_cap";
+            else if (rule[s].get_count() >= b.stop.max_samples) capped = true, item_stop = "sample_cap";
+        }
+        if (capped) break;
+
+        const bool checked = b.check_every > 0 && (r % b.check_every) == b.check_every - 1 &&
+                             static_cast<int>(checks[0].size()) < b.max_checks;
+        for (int pos = 0; pos < 2; ++pos) {
+            const int side = side_at(r, pos);
+            const auto si = static_cast<std::size_t>(side);
+            auto& set = take_set();
+            if (checked) {
+                // New values at the same addresses, as in the bench: a side that caches on
+                // pointers or skips work after the first call produces stale outputs here.
+                set.fill_inputs_shifted(spare, derive_seed(b.seed, std::string("check-") + side_name(side) + "-" +
+                                                                       std::to_string(r)));
+                set.poison_outputs();
+                set.prepare();
+            }
+            call_outcome out;
+            double dt = 0;
+            for (int attempt = 0;; ++attempt) {
+                exec.flush_caches(b.flush_bytes);
+                out = call_outcome{};
+                dt = exec.time_call(fn[si], set.get_args(), out);
+                if (!out.ok()) break;
+                // A sample the executor took while the device was throttled is retaken at once
+                // (the executor has cooled down already), a bounded number of times.
+                const json info = exec.last_sample_info();
+                if (attempt < max_retakes && info.is_object() && info.value("discard", false)) {
+                    ++discarded[si];
+                    continue;
+                }
+                break;
+            }
+            if (!out.ok()) return fail("sample", side, samples[si].size(), out);
+            samples[si].push_back(dt);
+            rule[si].add(dt);
+            if (stopped[si] == measure::stop_reason::not_done && rule[si].is_done()) stopped[si] = rule[si].get_state();
+            if (checked) {
+                set.collect();
+                ref.copy_inputs_from(set);
+                const int ref_rc = run_reference(ex.reference, fns.reference, ref);
+                json facts = call_facts(out, set, ref, ref_rc);
+                facts["sample"] = samples[si].size() - 1;
+                checks[si].push_back(std::move(facts));
+            }
+        }
+    }
+    // A side still going when the other reached a cap stops with it (the item's cap).
+    auto reason = [&](std::size_t s) {
+        return stopped[s] != measure::stop_reason::not_done ? measure::to_string(stopped[s]) : item_stop;
+    };
+    ev.write({{"event", "ab_result"},
+              {"id", b.id},
+              {"order", "ABBA"},
+              {"base_samples_s", samples[0]},
+              {"candidate_samples_s", samples[1]},
+              {"base_checks", checks[0]},
+              {"candidate_checks", checks[1]},
+              {"base_stop_reason", reason(0)},
+              {"candidate_stop_reason", reason(1)},
+              {"stop", item_stop},
+              {"base_warmup_calls", warm[0]},
+              {"candidate_warmup_calls", warm[1]},
+              {"input_sets", n_sets},
+              {"flush_bytes", b.flush_bytes},
+              {"base_discarded_samples", discarded[0]},
+              {"candidate_discarded_samples", discarded[1]}});
+}
+
+}  // namespace kloop::runner

@@ -1,0 +1,69 @@
+// kloop runner (internal): checked calls and their raw facts.
+#include "runner/call_checks.hpp"
+
+#include <cstring>
+
+#include "check/comparison.hpp"
+
+namespace kloop::runner {
+
+using nlohmann::json;
+
+json red_zone_json(const std::vector<red_zone_violation>& v) {
+    json a = json::array();
+    for (const auto& r : v) a.push_back({{"name", r.name}, {"byte_offset", r.byte_offset}});
+    return a;
+}
+
+json changed_inputs_json(const std::vector<input_change>& v) {
+    json a = json::array();
+    for (const auto& c : v) a.push_back({{"name", c.name}, {"first_changed", c.first_changed}});
+    return a;
+}
+
+json compare_json(const call_buffers& cand, const call_buffers& ref) {
+    json outs = json::array();
+    const auto& plan = cand.get_plan();
+    for (std::size_t i = 0; i < plan.outputs.size(); ++i) {
+        const auto& t = plan.outputs[i];
+        const auto m = check::compare_outputs(t.type, cand.get_output(i).data(), ref.get_output(i).data(),
+                                              t.numel(), t.tol);
+        const auto self = check::compare_outputs(t.type, ref.get_output(i).data(), ref.get_output(i).data(),
+                                                 t.numel(), t.tol);
+        outs.push_back({{"name", t.name}, {"metrics", m}, {"reference_nonfinite", self.nan_count + self.inf_count}});
+    }
+    return outs;
+}
+
+json call_facts(const call_outcome& out, const call_buffers& cand, const call_buffers& ref, int ref_rc) {
+    json j = {{"return_code", out.return_code},
+              {"reference_return_code", ref_rc},
+              {"changed_inputs", changed_inputs_json(cand.find_changed_inputs())},
+              {"red_zone_violations", red_zone_json(cand.find_red_zone_violations())},
+              {"outputs", compare_json(cand, ref)}};
+    if (!out.device_error.empty()) j["device_error"] = out.device_error;
+    if (!out.census.is_null()) j["census"] = out.census;  // kernels CUPTI saw (check/census_rules.hpp)
+    return j;
+}
+
+bool outputs_bitwise_equal(const call_buffers& a, const call_buffers& b) {
+    for (std::size_t i = 0; i < a.get_plan().outputs.size(); ++i)
+        if (std::memcmp(a.get_output(i).data(), b.get_output(i).data(), a.get_output(i).bytes()) != 0)
+            return false;
+    return true;
+}
+
+call_outcome run_checked(executor_base& exec, entry_fn f, call_buffers& buf) {
+    buf.prepare();
+    const auto out = exec.invoke(f, buf.get_args());
+    if (out.device_error.empty()) buf.collect();
+    return out;
+}
+
+int run_reference(executor_base& exec, entry_fn f, call_buffers& ref) {
+    ref.poison_outputs();
+    const auto out = run_checked(exec, f, ref);
+    return out.device_error.empty() ? out.return_code : -1;
+}
+
+}  // namespace kloop::runner
