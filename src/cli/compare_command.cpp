@@ -41,7 +41,7 @@ void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sub.add_option("--check-every", o.check_every,
-                   "Every Nth round, both sides' timed calls get new input values and are checked")
+                   "Rounds N, 2N, 4N, ... give both sides new input values at the same addresses, checked")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
 }

@@ -66,7 +66,7 @@ protected:
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_option("--check-every", m_cfg.options.check_every,
-                       "Every Nth timed call gets new input values and is checked")
+                       "Timed calls N, 2N, 4N, ... (and one after the last) get new input values at the same addresses, checked")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");

@@ -98,8 +98,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
         }
         if (capped) break;
 
-        const bool checked = b.check_every > 0 && (r % b.check_every) == b.check_every - 1 &&
-                             static_cast<int>(checks[0].size()) < b.max_checks;
+        const bool checked = b.is_checked_sample(r, static_cast<int>(checks[0].size()));
         for (int pos = 0; pos < 2; ++pos) {
             const int side = side_at(r, pos);
             const auto si = static_cast<std::size_t>(side);

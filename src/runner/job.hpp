@@ -59,8 +59,18 @@ struct bench_item {
     std::uint64_t seed = 0;
     int input_sets = 2;            // rotated between samples (each set has its own addresses)
     std::uint64_t flush_bytes = 0; // written between samples, on top of the rotation, to evict caches
-    int check_every = 8;           // every Nth sample gets new input values, and is checked,
-    int max_checks = 16;           // up to this many per item
+    int check_every = 8;           // samples N-1, 2N-1, 4N-1, 8N-1, … get new input values and are checked
+    int max_checks = 16;           // at most this many per item (plus the final check after the last sample)
+
+    // The checked-sample schedule: geometric, so a long run costs O(log n) reference calls while
+    // checks keep coming until the end; see docs/measurement.md.
+    [[nodiscard]] bool is_checked_sample(int sample, int checks_done) const {
+        if (check_every <= 0 || checks_done >= max_checks) return false;
+        const int k = sample + 1;
+        if (k % check_every != 0) return false;
+        const int m = k / check_every;
+        return (m & (m - 1)) == 0;
+    }
     int warmup_min_calls = 3;
     double warmup_min_s = 0.05;
     measure::stopping_config stop;

@@ -92,15 +92,15 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     const int n_sets = std::max(1, b.input_sets);
     std::vector<std::unique_ptr<call_buffers>> sets;
     // Set 0 is drawn from the seed; the others are shifted arrangements of it (memcpy speed);
-    // `spare` is the source of the new values given to checked samples.
-    call_buffers spare(plan, ex.reference);
-    spare.fill_inputs(derive_seed(b.seed, "spare"));
+    // `spare` (another shifted arrangement) is the source of the new values of checked samples.
     for (int k = 0; k < n_sets; ++k) {
         sets.push_back(std::make_unique<call_buffers>(plan, ex.candidate));
         if (k == 0) sets.back()->fill_inputs(derive_seed(b.seed, "set0"));
         else sets.back()->fill_inputs_shifted(*sets.front(), derive_seed(b.seed, "set" + std::to_string(k)));
         sets.back()->prepare();
     }
+    call_buffers spare(plan, ex.reference);
+    spare.fill_inputs_shifted(*sets.front(), derive_seed(b.seed, "spare"));
     call_buffers ref(plan, ex.reference);
 
     auto fail = [&](const char* where, int sample, const call_outcome& out) {
@@ -132,8 +132,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     int s = 0;
     while (!rule.is_done()) {
         auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
-        const bool checked = b.check_every > 0 && (s % b.check_every) == b.check_every - 1 &&
-                             static_cast<int>(checks.size()) < b.max_checks;
+        const bool checked = b.is_checked_sample(s, static_cast<int>(checks.size()));
         if (checked) {
             // New values at the same addresses: a candidate that caches on pointers or skips
             // work after the first call produces stale outputs here.
@@ -164,6 +163,25 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
             checks.push_back(std::move(facts));
         }
         ++s;
+    }
+    // The final check: one more call, after the last sample, with new values at the same
+    // addresses — a candidate cannot know which call is the last, so skipping work "late in the
+    // run" is caught too. Not a timing sample.
+    if (b.check_every > 0 && !samples.empty()) {
+        auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
+        set.fill_inputs_shifted(spare, derive_seed(b.seed, "final-check"));
+        set.poison_outputs();
+        set.prepare();
+        call_outcome out;
+        (void)ex.candidate.time_call(fns.candidate, set.get_args(), out);
+        if (!out.ok()) return fail("final check", s, out);
+        set.collect();
+        ref.copy_inputs_from(set);
+        const int ref_rc = run_reference(ex.reference, fns.reference, ref);
+        json facts = call_facts(out, set, ref, ref_rc);
+        facts["sample"] = s;
+        facts["final"] = true;
+        checks.push_back(std::move(facts));
     }
     json result = {{"event", "bench_result"},
                    {"id", b.id},
