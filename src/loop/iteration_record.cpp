@@ -4,61 +4,51 @@
 #include <cmath>
 
 
+#include "core/json_number.hpp"
+
+
+
 namespace kloop::loop {
 
 using nlohmann::json;
 
 namespace {
 
-json num(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-}
-double from_num(const json& j) {
-    if (j.is_string()) {
-        const auto s = j.get<std::string>();
-        if (s == "inf") return INFINITY;
-        if (s == "-inf") return -INFINITY;
-        return NAN;
-    }
-    return j.get<double>();
-}
 
 json stats_json(const measure::sample_summary& s) {
     return {{"n", s.n},
-            {"median_ms", num(s.median * 1e3)},
-            {"mean_ms", num(s.mean * 1e3)},
-            {"std_ms", num(s.stdev * 1e3)},
-            {"min_ms", num(s.min * 1e3)},
-            {"max_ms", num(s.max * 1e3)},
-            {"p10_ms", num(s.p10 * 1e3)},
-            {"p90_ms", num(s.p90 * 1e3)},
-            {"cv", num(s.cv)}};
+            {"median_ms", json_number(s.median * 1e3)},
+            {"mean_ms", json_number(s.mean * 1e3)},
+            {"std_ms", json_number(s.stdev * 1e3)},
+            {"min_ms", json_number(s.min * 1e3)},
+            {"max_ms", json_number(s.max * 1e3)},
+            {"p10_ms", json_number(s.p10 * 1e3)},
+            {"p90_ms", json_number(s.p90 * 1e3)},
+            {"cv", json_number(s.cv)}};
 }
 measure::sample_summary stats_from(const json& j) {
     measure::sample_summary s;
     s.n = j.at("n");
-    s.median = from_num(j.at("median_ms")) / 1e3;
-    s.mean = from_num(j.at("mean_ms")) / 1e3;
-    s.stdev = from_num(j.at("std_ms")) / 1e3;
-    s.min = from_num(j.at("min_ms")) / 1e3;
-    s.max = from_num(j.at("max_ms")) / 1e3;
-    s.p10 = from_num(j.at("p10_ms")) / 1e3;
-    s.p90 = from_num(j.at("p90_ms")) / 1e3;
-    s.cv = from_num(j.value("cv", json(0.0)));
+    s.median = number_from_json(j.at("median_ms")) / 1e3;
+    s.mean = number_from_json(j.at("mean_ms")) / 1e3;
+    s.stdev = number_from_json(j.at("std_ms")) / 1e3;
+    s.min = number_from_json(j.at("min_ms")) / 1e3;
+    s.max = number_from_json(j.at("max_ms")) / 1e3;
+    s.p10 = number_from_json(j.at("p10_ms")) / 1e3;
+    s.p90 = number_from_json(j.at("p90_ms")) / 1e3;
+    s.cv = number_from_json(j.value("cv", json(0.0)));
     return s;
 }
 
 json verdict_json(const measure::ab_result& r) {
-    return {{"speedup", num(r.speedup)}, {"ci_low", num(r.ci_low)}, {"ci_high", num(r.ci_high)},
+    return {{"speedup", json_number(r.speedup)}, {"ci_low", json_number(r.ci_low)}, {"ci_high", json_number(r.ci_high)},
             {"verdict", measure::to_string(r.verdict)}};
 }
 measure::ab_result verdict_from(const json& j) {
     measure::ab_result r;
-    r.speedup = from_num(j.at("speedup"));
-    r.ci_low = from_num(j.at("ci_low"));
-    r.ci_high = from_num(j.at("ci_high"));
+    r.speedup = number_from_json(j.at("speedup"));
+    r.ci_low = number_from_json(j.at("ci_low"));
+    r.ci_high = number_from_json(j.at("ci_high"));
     r.verdict = measure::ab_verdict_from_string(j.at("verdict"));
     return r;
 }

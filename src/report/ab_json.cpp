@@ -5,17 +5,14 @@
 
 #include "report/evaluation_json.hpp"
 
+#include "core/json_number.hpp"
+
 namespace kloop::report {
 
 using nlohmann::json;
 
 namespace {
 
-json finite_or_string(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-}
 
 json ms_array(const std::vector<double>& xs) {
     json a = json::array();
@@ -46,7 +43,7 @@ json stats_ms_json(const measure::sample_summary& st) {
             {"q1_ms", st.q1 * 1e3},
             {"q3_ms", st.q3 * 1e3},
             {"iqr_ms", st.iqr * 1e3},
-            {"cv", finite_or_string(st.cv)}};
+            {"cv", json_number(st.cv)}};
 }
 
 json to_json(const eval::ab_evaluation& ab) {

@@ -5,17 +5,14 @@
 
 #include "check/tolerance_judge.hpp"
 
+#include "core/json_number.hpp"
+
 namespace kloop::report {
 
 using nlohmann::json;
 
 namespace {
 
-json number(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-}
 
 json build_json(const eval::build_summary& b) {
     json j = {{"ok", b.ok},
@@ -32,8 +29,8 @@ json build_json(const eval::build_summary& b) {
 }
 
 json errors_json(const check::compare_metrics& m) {
-    return {{"max_abs", number(m.max_abs)},       {"max_rel", number(m.max_rel)},
-            {"rel_rms", number(m.rel_rms)},       {"mismatches", m.mismatches},
+    return {{"max_abs", json_number(m.max_abs)},       {"max_rel", json_number(m.max_rel)},
+            {"rel_rms", json_number(m.rel_rms)},       {"mismatches", m.mismatches},
             {"first_bad_index", m.first_bad},     {"nan", m.nan_count},
             {"inf", m.inf_count},                 {"n", m.n}};
 }
@@ -100,7 +97,7 @@ json bench_json(const eval::bench_report& b) {
             r["q1_ms"] = st.q1 * 1e3;
             r["q3_ms"] = st.q3 * 1e3;
             r["iqr_ms"] = st.iqr * 1e3;
-            r["cv"] = number(st.cv);
+            r["cv"] = json_number(st.cv);
             if (s.flops && st.median > 0) r["gflops"] = *s.flops / st.median * 1e-9;
             if (s.bytes && st.median > 0) r["gbps"] = *s.bytes / st.median * 1e-9;
             json raw = json::array();
