@@ -65,7 +65,7 @@ class demo_command final : public command_base {
 protected:
     void do_declare(CLI::App& sub) override {
         sub.add_option("--workspace", m_dir, "Directory for the demo (default: a fresh temporary directory, kept)");
-        sub.add_option("--example", m_example, "The example op directory to copy")->capture_default_str();
+        sub.add_option("--example", m_example, "The example op directory to copy (default: the bundled examples/rmsnorm)");
         m_options.stop.min_time_s = 0.1;
         m_options.stop.max_time_s = 2.0;
         add_bench_options(sub, m_options);
