@@ -257,4 +257,27 @@ scoped_file_cleanup::~scoped_file_cleanup() {
     }
 }
 
+std::optional<build_record> cache_entry::find_hit_record() const {
+    auto meta = find_hit();
+    if (!meta) return std::nullopt;
+    try {
+        build_record rec;
+        rec.ok = true;
+        rec.cache_hit = true;
+        rec.library = get_library();
+        rec.entry_dir = get_dir();
+        rec.key = get_key();
+        rec.argv = meta->at("argv").get<std::vector<std::string>>();
+        rec.compiler = meta->value("compiler", std::string());
+        rec.compiler_version = meta->value("compiler_version", std::string());
+        rec.compile_wall_s = meta->value("wall_s", 0.0);
+        rec.diagnostics = meta->value("diagnostics", std::string());
+        rec.target = meta->value("target", std::string());
+        rec.ptxas = meta->value("ptxas", nlohmann::json());
+        return rec;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 }  // namespace kloop::backend

@@ -102,6 +102,9 @@ public:
     // meta.json of a complete, valid entry (schema, key, lib.so present, every recorded
     // dependency's SHA-256 unchanged), else nothing. Spawns no process; never throws.
     [[nodiscard]] std::optional<nlohmann::json> find_hit() const;
+    // find_hit() turned into the record of the original build (argv, compiler, diagnostics, and
+    // for nvcc builds the target and ptxas report), marked cache_hit. Spawns no process; never throws.
+    [[nodiscard]] std::optional<build_record> find_hit_record() const;
 
     // An exclusive flock on <entry>/.lock held while the object lives (creates the directory).
     class lock {

@@ -36,27 +36,6 @@ bool flags_set_standard(const std::vector<std::string>& flags) {
     });
 }
 
-// A valid cache entry turned into a record, or nothing. Spawns no process; never throws.
-std::optional<build_record> try_cache_hit(const cache_entry& entry) {
-    auto meta = entry.find_hit();
-    if (!meta) return std::nullopt;
-    try {
-        build_record rec;
-        rec.ok = true;
-        rec.cache_hit = true;
-        rec.library = entry.get_library();
-        rec.entry_dir = entry.get_dir();
-        rec.key = entry.get_key();
-        rec.argv = meta->at("argv").get<std::vector<std::string>>();
-        rec.compiler = meta->value("compiler", std::string());
-        rec.compiler_version = meta->value("compiler_version", std::string());
-        rec.compile_wall_s = meta->value("wall_s", 0.0);
-        rec.diagnostics = meta->value("diagnostics", std::string());
-        return rec;
-    } catch (const std::exception&) {
-        return std::nullopt;  // malformed entry: rebuild it
-    }
-}
 
 }  // namespace
 
@@ -103,14 +82,14 @@ build_record cpu_builder::build(const build_request& r) {
     const cache_entry entry(cache_root, h.hex_digest());
     const std::string& key = entry.get_key();
 
-    if (auto hit = try_cache_hit(entry)) {
+    if (auto hit = entry.find_hit_record()) {
         hit->wall_s = seconds_since(t0);
         return *hit;
     }
 
     // A miss: one builder per entry at a time.
     const auto lock = entry.acquire();
-    if (auto hit = try_cache_hit(entry)) {  // built by another kloop while we waited
+    if (auto hit = entry.find_hit_record()) {  // built by another kloop while we waited
         hit->wall_s = seconds_since(t0);
         return *hit;
     }

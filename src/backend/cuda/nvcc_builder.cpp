@@ -102,28 +102,6 @@ std::string without_ptxas_info(const std::string& text) {
     return out;
 }
 
-std::optional<build_record> try_cache_hit(const cache_entry& entry) {
-    auto meta = entry.find_hit();
-    if (!meta) return std::nullopt;
-    try {
-        build_record rec;
-        rec.ok = true;
-        rec.cache_hit = true;
-        rec.library = entry.get_library();
-        rec.entry_dir = entry.get_dir();
-        rec.key = entry.get_key();
-        rec.argv = meta->at("argv").get<std::vector<std::string>>();
-        rec.compiler = meta->value("compiler", std::string());
-        rec.compiler_version = meta->value("compiler_version", std::string());
-        rec.compile_wall_s = meta->value("wall_s", 0.0);
-        rec.diagnostics = meta->value("diagnostics", std::string());
-        rec.target = meta->value("target", std::string());
-        rec.ptxas = meta->value("ptxas", json());
-        return rec;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
 
 }  // namespace
 
@@ -246,12 +224,12 @@ build_record nvcc_builder::build(const nvcc_request& r) {
         h.update_field(fmt::format("{}={}", var, getenv_string(var)));
     const cache_entry entry(cache_root, h.hex_digest());
 
-    if (auto hit = try_cache_hit(entry)) {
+    if (auto hit = entry.find_hit_record()) {
         hit->wall_s = seconds_since(t0);
         return *hit;
     }
     const auto lock = entry.acquire();
-    if (auto hit = try_cache_hit(entry)) {
+    if (auto hit = entry.find_hit_record()) {
         hit->wall_s = seconds_since(t0);
         return *hit;
     }
