@@ -4,13 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
-#include "check/comparison.hpp"
 #include "core/rng.hpp"
 #include "measure/statistics.hpp"
 #include "measure/stopping_rule.hpp"
