@@ -6,8 +6,13 @@
 // Runs `kloop verify --json --keep DIR` N times with a warm build cache (after one cold run that
 // fills it, in a private KLOOP_HOME), reads the runner's events for the time spent inside the
 // candidate (gate calls, warm-up, timed samples), and prints per run: wall, candidate time,
-// overhead, overhead per (mode, shape), and the build wall of both cached builds. Not a test:
-// figures go to docs/perf.md with the machine and the date.
+// overhead, overhead per (mode, shape), the CPU time of kloop and its runners (user + sys, all
+// threads, candidate calls included) and the build wall of both cached builds. Wall is the
+// goal's measure, but on a loaded machine it grows with the load (the candidate's wall time too),
+// so the load average is printed, and the CPU time says how much work there was. Not a test:
+// figures go to docs/perf.md with the machine, the date and the load.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -32,8 +37,23 @@ struct run_figures {
     double candidate_s = 0;
     int items = 0;  // distinct (mode, shape) pairs gated or timed
     double cached_build_s = 0;
+    double cpu_s = 0;  // user + sys of kloop and every process it waited for
     bool both_cache_hits = false;
 };
+
+double children_cpu_seconds() {
+    rusage u{};
+    ::getrusage(RUSAGE_CHILDREN, &u);
+    auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+    return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
+std::string load_average() {
+    std::ifstream in("/proc/loadavg");
+    std::string one;
+    in >> one;
+    return one.empty() ? "?" : one;
+}
 
 double candidate_seconds(const fs::path& keep) {
     double total = 0;
@@ -61,10 +81,12 @@ run_figures run_once(const std::string& kloop, const std::string& op, const std:
     req.env_overrides = {{"KLOOP_HOME", home.string()}};
     req.max_capture_bytes = 256u << 20;
     kloop::platform::posix_command_runner runner;
+    const double cpu0 = children_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = runner.run(req);
     run_figures f;
     f.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    f.cpu_s = children_cpu_seconds() - cpu0;
     const auto rec = json::parse(r.stdout_text, nullptr, false);
     if (rec.is_discarded() || r.exit_code != 0) {
         std::fprintf(stderr, "kloop verify failed (%s): %s\n", r.describe().c_str(), r.stderr_text.c_str());
@@ -98,20 +120,26 @@ int main(int argc, char** argv) {
     kloop::platform::scoped_temp_dir home("kloop-bench-home");
     const fs::path keep = home.path() / "keep";
 
+    std::printf("load average (1 min) at start: %s\n", load_average().c_str());
     const auto cold = run_once(kloop, op, cand, home.path(), keep);
     std::printf("cold run (fills the build cache): wall %.2f s, builds %.2f s\n", cold.wall_s, cold.cached_build_s);
-    std::printf("%-4s %9s %12s %11s %7s %15s %14s %6s\n", "run", "wall_s", "candidate_s", "overhead_s", "items",
-                "overhead/item", "cached_build_s", "hits");
+    std::printf("%-4s %9s %12s %11s %7s %15s %9s %14s %6s\n", "run", "wall_s", "candidate_s", "overhead_s", "items",
+                "overhead/item", "cpu_s", "cached_build_s", "hits");
     std::vector<double> per_item;
+    std::vector<double> cpu;
     for (int r = 0; r < runs; ++r) {
         const auto f = run_once(kloop, op, cand, home.path(), keep);
         const double overhead = f.wall_s - f.candidate_s;
         per_item.push_back(overhead / f.items);
-        std::printf("%-4d %9.2f %12.2f %11.2f %7d %15.3f %14.4f %6s\n", r, f.wall_s, f.candidate_s, overhead, f.items,
-                    overhead / f.items, f.cached_build_s, f.both_cache_hits ? "yes" : "NO");
+        cpu.push_back(f.cpu_s);
+        std::printf("%-4d %9.2f %12.2f %11.2f %7d %15.3f %9.2f %14.4f %6s\n", r, f.wall_s, f.candidate_s, overhead,
+                    f.items, overhead / f.items, f.cpu_s, f.cached_build_s, f.both_cache_hits ? "yes" : "NO");
     }
     const auto st = kloop::measure::summarize(per_item);
     std::printf("overhead per (mode, shape): median %.3f s, min %.3f s, max %.3f s over %d runs\n", st.median, st.min,
                 st.max, runs);
+    std::printf("CPU time of a whole verify (user + sys, all threads, candidate included): median %.2f s\n",
+                kloop::measure::summarize(cpu).median);
+    std::printf("load average (1 min) at end: %s\n", load_average().c_str());
     return 0;
 }

@@ -6,6 +6,7 @@ packages=(
   build-essential cmake git pkg-config
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libsqlite3-dev libssl-dev libgtest-dev libgmock-dev
+  python3 python3-numpy python3-pytest
 )
 missing=()
 for p in "${packages[@]}"; do

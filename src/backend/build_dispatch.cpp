@@ -5,7 +5,14 @@
 
 namespace kloop::backend {
 
-std::string to_string(builder_kind b) { return b == builder_kind::nvcc ? "nvcc" : "c++"; }
+std::string to_string(builder_kind b) {
+    switch (b) {
+        case builder_kind::nvcc: return "nvcc";
+        case builder_kind::python: return "python";
+        case builder_kind::cpp: break;
+    }
+    return "c++";
+}
 
 namespace {
 
@@ -22,6 +29,12 @@ source_plan plan_source(spec::backend_kind backend, const std::filesystem::path&
         throw usage_error(std::string(what) + " '" + source.string() + "': extension '" + ext +
                           "' is not supported by the cuda backend (use .cu" +
                           (role == source_role::reference ? "; a CPU reference may be .cpp, .cc, .cxx or .c)" : ")"));
+    }
+    if (backend == spec::backend_kind::python) {
+        if (ext == ".py") return {builder_kind::python, "python"};
+        throw usage_error(std::string(what) + " '" + source.string() + "': extension '" + ext +
+                          "' is not supported by the python backend (use .py: a module with the entry functions" +
+                          (role == source_role::candidate ? ", or setup() and run_kernel()" : "") + "; docs/python.md)");
     }
     if (is_cpp(ext)) return {builder_kind::cpp, "cpu"};
     throw usage_error(std::string(what) + " '" + source.string() + "': extension '" + ext +

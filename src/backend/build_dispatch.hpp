@@ -7,6 +7,10 @@
 //   cpu       .cpp .cc .cxx .c      c++       cpu      kloop-runner
 //   cuda      .cu (candidate, ref)  nvcc      cuda     kloop-runner-cuda
 //   cuda      .cpp … (reference)    c++       cpu      kloop-runner-cuda (runs both sides)
+//   python    .py (candidate, ref)  python    python   <python> -m kloop_worker (backend/python)
+//
+// A python "build" imports the source once in the chosen interpreter (backend/python/
+// python_builder); the device "python" means the Python worker runs it, whatever tensors it uses.
 //
 // Anything else is a usage error naming the file and the extensions allowed. A cuda spec on a
 // kloop built without CUDA is a usage error too (exit 2), saying so. Pure: no I/O.
@@ -19,7 +23,7 @@
 
 namespace kloop::backend {
 
-enum class builder_kind { cpp, nvcc };
+enum class builder_kind { cpp, nvcc, python };
 [[nodiscard]] std::string to_string(builder_kind b);
 
 enum class source_role { candidate, reference };
@@ -33,7 +37,8 @@ struct source_plan {
 [[nodiscard]] source_plan plan_source(spec::backend_kind backend, const std::filesystem::path& source,
                                       source_role role);
 
-// "kloop-runner-cuda" when either side runs on "cuda", else "kloop-runner".
+// "kloop-runner-cuda" when either side runs on "cuda", else "kloop-runner". Jobs on the "python"
+// device are run by the Python worker instead (backend/python/python_worker.hpp).
 [[nodiscard]] std::string runner_tool_for(const std::string& candidate_device, const std::string& reference_device);
 
 // Throws kloop::usage_error when `backend` needs support this kloop was built without

@@ -1,15 +1,17 @@
-// kloop check: output comparison metrics and their JSON form.
+// kloop check: output comparison metrics (chunked, in parallel) and their JSON form.
 #include "check/comparison.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "check/element_access.hpp"
+#include "core/thread_pool.hpp"
 
 namespace kloop::check {
 
@@ -25,18 +27,37 @@ struct compensated_sum {
         else c += (x - t) + sum;
         sum = t;
     }
+    // Another partial sum: its running sum, then its compensation, each added compensated.
+    void add(const compensated_sum& other) {
+        add(other.sum);
+        add(other.c);
+    }
     [[nodiscard]] double get() const { return sum + c; }
 };
 
-std::int64_t load_int(kloop::dtype t, const void* base, std::int64_t i) {
-    if (t == dtype::i32) {
-        std::int32_t v;
-        std::memcpy(&v, static_cast<const unsigned char*>(base) + i * 4, 4);
-        return v;
-    }
-    std::int64_t v;
-    std::memcpy(&v, static_cast<const unsigned char*>(base) + i * 8, 8);
-    return v;
+// The metrics of one chunk, before the global ones are derived.
+struct chunk_metrics {
+    double max_abs = 0;
+    double max_rel = 0;
+    compensated_sum sum_diff2;
+    compensated_sum sum_ref2;
+    std::int64_t mismatches = 0;
+    std::int64_t first_bad = -1;
+    std::int64_t nan_count = 0;
+    std::int64_t inf_count = 0;
+    std::int64_t first_nonfinite = -1;
+    std::int64_t ref_nonfinite = 0;
+};
+
+// |a - b| of two integers as a double, the difference taken exactly (as uint64: no signed
+// overflow for any two int64 values).
+template <class I>
+double integer_distance(I a, I b) {
+    const auto x = static_cast<std::int64_t>(a);
+    const auto y = static_cast<std::int64_t>(b);
+    const std::uint64_t d = x >= y ? static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(y)
+                                   : static_cast<std::uint64_t>(y) - static_cast<std::uint64_t>(x);
+    return static_cast<double>(d);
 }
 
 bool same_nonfinite(double o, double r) {
@@ -61,22 +82,19 @@ double decode(const nlohmann::json& j) {
     return j.get<double>();
 }
 
-}  // namespace
-
-compare_metrics compare_outputs(kloop::dtype t, const void* out, const void* ref, std::int64_t n,
-                                const spec::tolerance& tol) {
-    compare_metrics m;
-    m.n = n;
-    const bool elementwise = tol.has_elementwise();
-    const double atol = tol.atol.value_or(0.0);
-    const double rtol = tol.rtol.value_or(0.0);
-    const bool integer = !is_floating(t);
-    compensated_sum sum_diff2;
-    compensated_sum sum_ref2;
-
-    for (std::int64_t i = 0; i < n; ++i) {
-        const double o = load_element(t, out, i);
-        const double r = load_element(t, ref, i);
+template <kloop::dtype T>
+void compare_chunk(const void* out, const void* ref, std::int64_t begin, std::int64_t end, bool elementwise,
+                   double atol, double rtol, chunk_metrics& result) {
+    using codec = element_codec<T>;
+    constexpr bool integer = T == kloop::dtype::i32 || T == kloop::dtype::i64;
+    // Locals, written back once: accumulators behind a reference would be stored to memory on
+    // every element (the compiler cannot prove the buffers do not alias them).
+    chunk_metrics m;
+    for (std::int64_t i = begin; i < end; ++i) {
+        const auto o_raw = load_raw<T>(out, i);
+        const auto r_raw = load_raw<T>(ref, i);
+        const double o = codec::decode(o_raw);
+        const double r = codec::decode(r_raw);
         const bool o_finite = std::isfinite(o);
         const bool r_finite = std::isfinite(r);
         if (!o_finite) {
@@ -93,27 +111,62 @@ compare_metrics compare_outputs(kloop::dtype t, const void* out, const void* ref
             bad = true;
         } else {
             double diff = 0.0;
-            if (integer) {
-                // |a - b| as uint64: exact for any two int64 values (no signed overflow).
-                const std::int64_t a = load_int(t, out, i);
-                const std::int64_t b = load_int(t, ref, i);
-                const std::uint64_t d = a >= b ? static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b)
-                                               : static_cast<std::uint64_t>(b) - static_cast<std::uint64_t>(a);
-                diff = static_cast<double>(d);
-            } else {
-                diff = std::fabs(o - r);
-            }
+            if constexpr (integer) diff = integer_distance(o_raw, r_raw);
+            else diff = std::fabs(o - r);
             const double ar = std::fabs(r);
             if (diff > m.max_abs) m.max_abs = diff;
             if (ar != 0.0 && diff / ar > m.max_rel) m.max_rel = diff / ar;
-            sum_diff2.add(diff * diff);
-            sum_ref2.add(r * r);
+            m.sum_diff2.add(diff * diff);
+            m.sum_ref2.add(r * r);
             if (elementwise && diff > atol + rtol * ar) bad = true;
         }
         if (bad) {
             ++m.mismatches;
             if (m.first_bad < 0) m.first_bad = i;
         }
+    }
+    result = m;
+}
+
+}  // namespace
+
+compare_metrics compare_outputs(kloop::dtype t, const void* out, const void* ref, std::int64_t n,
+                                const spec::tolerance& tol) {
+    return compare_outputs(t, out, ref, n, tol, thread_pool::shared());
+}
+
+compare_metrics compare_outputs(kloop::dtype t, const void* out, const void* ref, std::int64_t n,
+                                const spec::tolerance& tol, thread_pool& pool) {
+    const bool elementwise = tol.has_elementwise();
+    const double atol = tol.atol.value_or(0.0);
+    const double rtol = tol.rtol.value_or(0.0);
+
+    // Per-chunk metrics in parallel, combined below in chunk order: the result depends on the
+    // chunking (fixed by n), never on the thread count.
+    std::vector<chunk_metrics> parts(static_cast<std::size_t>(chunk_count(n)));
+    visit_dtype(t, [&](auto tag) {
+        constexpr kloop::dtype T = decltype(tag)::value;
+        parallel_for_chunks(pool, n, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
+            compare_chunk<T>(out, ref, begin, end, elementwise, atol, rtol, parts[static_cast<std::size_t>(chunk)]);
+        });
+    });
+
+    compare_metrics m;
+    m.n = n;
+    compensated_sum sum_diff2;
+    compensated_sum sum_ref2;
+    for (const auto& p : parts) {
+        m.max_abs = std::max(m.max_abs, p.max_abs);
+        m.max_rel = std::max(m.max_rel, p.max_rel);
+        sum_diff2.add(p.sum_diff2);
+        sum_ref2.add(p.sum_ref2);
+        m.mismatches += p.mismatches;
+        m.nan_count += p.nan_count;
+        m.inf_count += p.inf_count;
+        m.ref_nonfinite += p.ref_nonfinite;
+        // Chunks are in index order: the first chunk with one holds the global first.
+        if (m.first_bad < 0) m.first_bad = p.first_bad;
+        if (m.first_nonfinite < 0) m.first_nonfinite = p.first_nonfinite;
     }
 
     const double d2 = sum_diff2.get();

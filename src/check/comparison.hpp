@@ -20,6 +20,12 @@
 //   first_nonfinite        flat index of the first NaN/Inf in the output, -1 when none
 // Integer dtypes: the difference is taken exactly in integers before conversion to double.
 // Sums use Neumaier compensation. rel_rms ignores tol (it is always computed).
+//
+// Parallel and exact: the elements are cut into chunks of k_chunk_elems (core/thread_pool.hpp),
+// compared on a thread_pool; the per-chunk results are combined in chunk order — counts added,
+// maxima taken, first_bad / first_nonfinite the first chunk's that has one (the global minimum),
+// each chunk's compensated sums added compensated. Every field is therefore the same bits for
+// every thread count (the sums depend on the chunking, which depends on n only).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +34,10 @@
 
 #include "core/dtype.hpp"
 #include "spec/op_spec.hpp"
+
+namespace kloop {
+class thread_pool;
+}
 
 namespace kloop::check {
 
@@ -47,8 +57,12 @@ struct compare_metrics {
     bool operator==(const compare_metrics&) const = default;
 };
 
+// On thread_pool::shared().
 [[nodiscard]] compare_metrics compare_outputs(kloop::dtype t, const void* out, const void* ref, std::int64_t n,
                                               const spec::tolerance& tol);
+// On `pool` (same result whatever its thread count).
+[[nodiscard]] compare_metrics compare_outputs(kloop::dtype t, const void* out, const void* ref, std::int64_t n,
+                                              const spec::tolerance& tol, thread_pool& pool);
 
 // JSON: an object with the field names above. Non-finite doubles are written as the strings
 // "inf", "-inf" and "nan" (JSON has no such numbers and null would lose which one it was).

@@ -1,13 +1,13 @@
 // kloop check: guarded host buffers.
 #include "check/guarded_buffer.hpp"
 
-#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "check/half.hpp"
+#include "core/thread_pool.hpp"
 
 namespace kloop::check {
 
@@ -30,7 +30,8 @@ void guarded_buffer::aligned_delete::operator()(unsigned char* p) const noexcept
     ::operator delete[](p, std::align_val_t{alignment});
 }
 
-guarded_buffer::guarded_buffer(kloop::dtype t, std::int64_t n_elems, std::size_t redzone_bytes)
+guarded_buffer::guarded_buffer(kloop::dtype t, std::int64_t n_elems, std::size_t redzone_bytes,
+                               initial_contents contents)
     : m_type(t), m_n_elems(n_elems) {
     if (n_elems < 0) throw std::invalid_argument("guarded_buffer: negative element count " + std::to_string(n_elems));
     m_bytes = static_cast<std::size_t>(n_elems) * size_bytes(t);
@@ -39,7 +40,8 @@ guarded_buffer::guarded_buffer(kloop::dtype t, std::int64_t n_elems, std::size_t
     const std::size_t total = m_front_bytes + m_bytes + m_back_bytes;
     m_block.reset(static_cast<unsigned char*>(::operator new[](total == 0 ? 1 : total, std::align_val_t{alignment})));
     m_data = m_block.get() + m_front_bytes;
-    std::memset(m_data, 0, m_bytes);
+    if (contents == initial_contents::poison) poison();
+    else parallel_memset(m_data, 0, m_bytes);
     reset_redzones();
 }
 
@@ -69,24 +71,21 @@ guarded_buffer::~guarded_buffer() = default;
 
 void guarded_buffer::poison() {
     if (m_data == nullptr) return;
-    auto fill = [&](const void* pattern, std::size_t width) {
-        for (std::size_t off = 0; off + width <= m_bytes; off += width) std::memcpy(m_data + off, pattern, width);
-    };
     switch (m_type) {
-        case dtype::f16: fill(&f16_quiet_nan, 2); return;
-        case dtype::bf16: fill(&bf16_quiet_nan, 2); return;
+        case dtype::f16: parallel_pattern_fill(m_data, &f16_quiet_nan, 2, m_bytes); return;
+        case dtype::bf16: parallel_pattern_fill(m_data, &bf16_quiet_nan, 2, m_bytes); return;
         case dtype::f32: {
             const std::uint32_t nan = 0x7FC00000u;
-            fill(&nan, 4);
+            parallel_pattern_fill(m_data, &nan, 4, m_bytes);
             return;
         }
         case dtype::f64: {
             const std::uint64_t nan = 0x7FF8000000000000ull;
-            fill(&nan, 8);
+            parallel_pattern_fill(m_data, &nan, 8, m_bytes);
             return;
         }
         case dtype::i32:
-        case dtype::i64: std::memset(m_data, 0xFF, m_bytes); return;
+        case dtype::i64: parallel_memset(m_data, 0xFF, m_bytes); return;
     }
 }
 

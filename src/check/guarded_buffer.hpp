@@ -12,6 +12,10 @@
 // pattern looks intact). poison() fills the data with values a correct kernel must overwrite:
 // the dtype's quiet NaN for floats (f16 0x7E00, bf16 0x7FC0, f32 0x7FC00000, f64
 // 0x7FF8000000000000) and 0xFF in every byte for integers. Move-only.
+//
+// Filling the data (zeros at construction, poison) runs in 1 MiB chunks on
+// thread_pool::shared(): for the hundreds of MB of a large GPU tensor this is also the first
+// touch of every page, which one core does slowly.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +29,12 @@ namespace kloop::check {
 
 class guarded_buffer {
 public:
-    // Data is zero-filled; throws std::invalid_argument on a negative count.
-    guarded_buffer(kloop::dtype t, std::int64_t n_elems, std::size_t redzone_bytes = 256);
+    // What the data holds after construction.
+    enum class initial_contents { zeros, poison };
+
+    // Throws std::invalid_argument on a negative count.
+    guarded_buffer(kloop::dtype t, std::int64_t n_elems, std::size_t redzone_bytes = 256,
+                   initial_contents contents = initial_contents::zeros);
     guarded_buffer(guarded_buffer&& other) noexcept;
     guarded_buffer& operator=(guarded_buffer&& other) noexcept;
     guarded_buffer(const guarded_buffer&) = delete;

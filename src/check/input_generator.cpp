@@ -1,4 +1,4 @@
-// kloop check: input generation for every init_kind.
+// kloop check: input generation for every init_kind (chunked streams, see the header).
 #include "check/input_generator.hpp"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include "check/element_access.hpp"
 #include "core/rng.hpp"
+#include "core/thread_pool.hpp"
 
 namespace kloop::check {
 
@@ -68,18 +69,64 @@ double log_sigmoid(double x) {
     return -((y > 0.0 ? y : 0.0) + portable::log1p(portable::exp(-std::fabs(y))));
 }
 
+namespace {
+
+// Values are produced in double into a small buffer, then rounded into the dtype by one
+// type-specialised loop (element_codec<T>: no per-element dtype switch).
+constexpr std::int64_t block_elems = 1024;
+
+// Every chunk of [0, n) in parallel: chunk c's values are draw(rng, buf, count) calls on a
+// generator seeded from (seed, c) only.
+template <class Draw>
+void fill_random(kloop::dtype t, void* data, std::int64_t n, std::uint64_t seed, thread_pool& pool, const Draw& draw) {
+    visit_dtype(t, [&](auto tag) {
+        constexpr kloop::dtype T = decltype(tag)::value;
+        parallel_for_chunks(pool, n, [&](std::int64_t chunk, std::int64_t begin, std::int64_t end) {
+            rng r(derive_chunk_seed(seed, static_cast<std::uint64_t>(chunk)));
+            double buf[block_elems];
+            for (std::int64_t i = begin; i < end; i += block_elems) {
+                const std::int64_t len = std::min(block_elems, end - i);
+                draw(r, buf, len);
+                for (std::int64_t k = 0; k < len; ++k) store_raw<T>(data, i + k, element_codec<T>::encode(buf[k]));
+            }
+        });
+    });
+}
+
+// Every element from its index alone (const, arange), in parallel chunks.
+template <class Value>
+void fill_indexed(kloop::dtype t, void* data, std::int64_t n, thread_pool& pool, const Value& value) {
+    visit_dtype(t, [&](auto tag) {
+        constexpr kloop::dtype T = decltype(tag)::value;
+        parallel_for_chunks(pool, n, [&](std::int64_t, std::int64_t begin, std::int64_t end) {
+            for (std::int64_t i = begin; i < end; ++i) store_raw<T>(data, i, element_codec<T>::encode(value(i)));
+        });
+    });
+}
+
+}  // namespace
+
 void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::int64_t n_elems,
                 const spec::dim_env& dims, std::uint64_t seed) {
+    fill_input(init, t, data, n_elems, dims, seed, thread_pool::shared());
+}
+
+void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::int64_t n_elems,
+                const spec::dim_env& dims, std::uint64_t seed, thread_pool& pool) {
     if (n_elems < 0) fail(init, "negative element count " + std::to_string(n_elems));
-    rng r(seed);
     const double a = init.a;
     const double b = init.b;
     switch (init.kind) {
         case spec::init_kind::normal:
-            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a + b * r.normal());
+            fill_random(t, data, n_elems, seed, pool, [&](rng& r, double* buf, std::int64_t len) {
+                r.fill_normal(buf, static_cast<std::size_t>(len));
+                for (std::int64_t k = 0; k < len; ++k) buf[k] = a + b * buf[k];
+            });
             return;
         case spec::init_kind::uniform:
-            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a + (b - a) * r.uniform01());
+            fill_random(t, data, n_elems, seed, pool, [&](rng& r, double* buf, std::int64_t len) {
+                for (std::int64_t k = 0; k < len; ++k) buf[k] = a + (b - a) * r.uniform01();
+            });
             return;
         case spec::init_kind::randint: {
             constexpr double limit = 9007199254740992.0;  // 2^53: integers stay exact in double
@@ -88,21 +135,28 @@ void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::
             if (!(b > a)) fail(init, "randint needs lo < hi (hi is exclusive)");
             const auto lo = static_cast<std::int64_t>(a);
             const auto span = static_cast<std::uint64_t>(static_cast<std::int64_t>(b) - lo);
-            for (std::int64_t i = 0; i < n_elems; ++i)
-                store_element(t, data, i, static_cast<double>(lo + static_cast<std::int64_t>(r.next_below(span))));
+            fill_random(t, data, n_elems, seed, pool, [&](rng& r, double* buf, std::int64_t len) {
+                for (std::int64_t k = 0; k < len; ++k)
+                    buf[k] = static_cast<double>(lo + static_cast<std::int64_t>(r.next_below(span)));
+            });
             return;
         }
         case spec::init_kind::constant:
-            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a);
+            fill_indexed(t, data, n_elems, pool, [&](std::int64_t) { return a; });
             return;
         case spec::init_kind::logsigmoid_normal:
-            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, log_sigmoid(a + b * r.normal()));
+            fill_random(t, data, n_elems, seed, pool, [&](rng& r, double* buf, std::int64_t len) {
+                r.fill_normal(buf, static_cast<std::size_t>(len));
+                for (std::int64_t k = 0; k < len; ++k) buf[k] = log_sigmoid(a + b * buf[k]);
+            });
             return;
-        case spec::init_kind::cu_seqlens:
+        case spec::init_kind::cu_seqlens: {
+            rng r(seed);
             fill_cu_seqlens(init, t, data, n_elems, dims, r);
             return;
+        }
         case spec::init_kind::arange:
-            for (std::int64_t i = 0; i < n_elems; ++i) store_element(t, data, i, a + static_cast<double>(i) * b);
+            fill_indexed(t, data, n_elems, pool, [&](std::int64_t i) { return a + static_cast<double>(i) * b; });
             return;
     }
     fail(init, "unknown init kind");

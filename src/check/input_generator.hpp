@@ -1,8 +1,9 @@
 // kloop check: fill an input tensor from its spec initializer, reproducibly.
 //
 // Responsibility: turn (initializer, dtype, length, dims, seed) into values, identical on every
-// machine (kloop::rng, no std:: distributions, no libm). Every value is computed in double and
-// stored rounded into the dtype (check/element_access). Forms (spec/initializer.hpp):
+// machine and for every thread count (kloop::rng, no std:: distributions, no libm). Every value is
+// computed in double and stored rounded into the dtype (check/element_access). Forms
+// (spec/initializer.hpp):
 //   normal(m, s)             m + s*z, z ~ N(0, 1)
 //   uniform(lo, hi)          lo + (hi - lo)*u, u ~ U[0, 1)
 //   randint(lo, hi)          integers uniform on [lo, hi) (lo, hi integral)
@@ -14,9 +15,17 @@
 //                            {1, ..., total-1} (Floyd's sampling), so every composition of total
 //                            into n positive lengths is equally likely
 //   arange(start, step)      start + i*step
-// Errors (std::invalid_argument): randint with hi <= lo or non-integral bounds; cu_seqlens with
-// n_elems < 1, total < n (or total > 0 with n = 0), or total not exactly representable in the
-// dtype; n_elems < 0.
+//
+// Streams (docs/correctness.md, "Input generation"): the element-wise random forms (normal,
+// uniform, randint, logsigmoid_normal) cut the tensor into chunks of k_chunk_elems (64 Ki)
+// elements; chunk c draws its elements in order from its own generator,
+// rng(derive_chunk_seed(seed, c)). Chunks are filled in parallel on a thread_pool, and since a
+// chunk's values depend on (seed, c) only, the bytes are the same on 1 thread or 16.
+// cu_seqlens draws from one sequential stream, rng(seed). const and arange draw nothing.
+//
+// Errors (std::invalid_argument, thrown before anything is written): randint with hi <= lo or
+// non-integral bounds; cu_seqlens with n_elems < 1, total < n (or total > 0 with n = 0), or total
+// not exactly representable in the dtype; n_elems < 0.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +34,19 @@
 #include "spec/dim_expr.hpp"
 #include "spec/initializer.hpp"
 
+namespace kloop {
+class thread_pool;
+}
+
 namespace kloop::check {
 
-// `seed` should already be specific to the tensor (e.g. derive_seed(trial_seed, name)).
+// `seed` should already be specific to the tensor (e.g. derive_seed(trial_seed, name)). Runs on
+// thread_pool::shared().
 void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::int64_t n_elems,
                 const spec::dim_env& dims, std::uint64_t seed);
+// The same on `pool` (same bytes whatever its thread count).
+void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::int64_t n_elems,
+                const spec::dim_env& dims, std::uint64_t seed, thread_pool& pool);
 
 // log(sigmoid(x)) computed stably (exposed for tests and reference code).
 [[nodiscard]] double log_sigmoid(double x);

@@ -24,12 +24,16 @@ protected:
     void do_declare(CLI::App& sub) override {
         add_workspace_option(sub, m_workspace);
         sub.add_flag("--json", m_json, "Print a JSON object instead of text");
+        sub.add_flag("--allow-unprofiled", m_allow_unprofiled,
+                     "Rank CUDA versions without a full Nsight Compute profile too (where ncu cannot run); `kloop "
+                     "report --allow-unprofiled` states it in the final summary");
     }
 
     int do_execute(const invocation& inv) override {
         platform::posix_command_runner runner;
         const auto s = loop::open_session(resolve_workspace(m_workspace, runner), loop::access::read, {inv.argv, {}});
-        const auto ranked = loop::rank_versions(s.records);
+        const auto policy = loop::promotion_policy(m_allow_unprofiled);
+        const auto ranked = loop::rank_versions(s.records, policy);
         if (m_json) {
             json r = json::array(), excluded = json::array();
             for (std::size_t i = 0; i < ranked.size(); ++i) {
@@ -41,17 +45,17 @@ protected:
                              {"sha256", rec.candidate_sha256}, {"profile", rec.profile_status}});
             }
             for (const auto& rec : s.records)
-                if (auto why = loop::ineligibility(rec); !why.empty())
+                if (auto why = loop::ineligibility(rec, policy); !why.empty())
                     excluded.push_back({{"version", rec.number}, {"why", why}});
             json j = loop::record_header("kloop.best", s.origin);
             j.update({{"best", ranked.empty() ? json(nullptr) : json(ranked.front().number)},
-                      {"rule", loop::eligibility_rule_text()},
+                      {"rule", loop::eligibility_rule_text(policy)},
                       {"ranking", r},
                       {"not_eligible", excluded}});
             inv.out << j.dump(2) << "\n";
             return 0;
         }
-        inv.out << "rule: " << loop::eligibility_rule_text() << "\n\n";
+        inv.out << "rule: " << loop::eligibility_rule_text(policy) << "\n\n";
         inv.out << "rank  version  geomean median ms  geomean mean ms  profile  file\n";
         for (std::size_t i = 0; i < ranked.size(); ++i) {
             const auto& rec = s.records[static_cast<std::size_t>(ranked[i].number)];
@@ -60,15 +64,17 @@ protected:
                                    rec.profile_status, (s.ws.iteration_dir(rec.number) / rec.candidate_file).string());
         }
         for (const auto& rec : s.records)
-            if (auto why = loop::ineligibility(rec); !why.empty())
+            if (auto why = loop::ineligibility(rec, policy); !why.empty())
                 inv.out << fmt::format("not eligible: {} — {}\n", loop::version_label(rec.number), why);
         if (!ranked.empty()) inv.out << "best: " << loop::version_label(ranked.front().number) << "\n";
+        else inv.out << "best: none eligible under this rule\n";
         return 0;
     }
 
 private:
     std::string m_workspace;
     bool m_json = false;
+    bool m_allow_unprofiled = false;
 };
 
 }  // namespace

@@ -23,6 +23,7 @@ constexpr const char* exit_codes_text =
     "  3    gate red (wrong result, crash, hang, non-zero return, failed timed check)\n"
     "  4    build failed (candidate or reference did not compile)\n"
     "  5    contract violated (a frozen file changed)\n"
+    "  6    profile unavailable (kloop profile: ncu missing, no counter permission, ncu failed)\n"
     "  130  interrupted\n";
 
 struct app_bundle {

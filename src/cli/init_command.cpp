@@ -36,6 +36,7 @@ protected:
         m_target = sub.add_option("--target-speedup", m_cfg.target_speedup, "Target geomean speedup over v0 (> 1)");
         sub.add_option("--workspace", m_cfg.workspace, "Workspace directory (default: <repo>/profile/<op>-opt/)");
         add_bench_options(sub, m_cfg.options);
+        add_profile_options(sub, m_profile);
     }
 
     int do_execute(const invocation& inv) override {
@@ -49,6 +50,7 @@ protected:
         req.options = m_cfg.options;
         req.command_line = inv.argv;
         req.memory_db = memory_db_path();
+        req.profile = m_profile;
         const auto out = loop::initialise(req, runner);
         inv.out << report::to_text(out.baseline);
         if (!out.created) {
@@ -67,6 +69,7 @@ protected:
 
 private:
     init_config m_cfg;
+    loop::profile_options m_profile;
     CLI::Option* m_target = nullptr;
 };
 

@@ -32,6 +32,7 @@ protected:
                        "optimization_proposal.md: Direction, Expected and '## Strategy tags'")
             ->required();
         add_bench_options(sub, m_cfg.options);
+        add_profile_options(sub, m_profile);
         add_ab_options(sub, m_cfg.ab);
     }
 
@@ -45,6 +46,7 @@ protected:
         req.ab = m_cfg.ab;
         req.command_line = inv.argv;
         req.memory_db = memory_db_path();
+        req.profile = m_profile;
         const auto out = loop::run_iteration(req, runner);
         const auto& r = out.record;
         for (const auto& w : r.warnings) inv.err << "kloop: warning: " << w << "\n";
@@ -67,6 +69,7 @@ protected:
 
 private:
     iterate_config m_cfg;
+    loop::profile_options m_profile;
 };
 
 }  // namespace

@@ -11,6 +11,15 @@
 
 namespace kloop::cli {
 
+void add_profile_options(CLI::App& sub, loop::profile_options& profile) {
+    sub.add_flag("--no-profile", [&profile](std::int64_t) { profile.enabled = false; },
+                 "Skip the Nsight Compute step (a targeted and a full capture per mode of a CUDA op); the version's "
+                 "profile is recorded as missing, so `kloop best` needs --allow-unprofiled to rank it");
+    sub.add_option("--profile-timeout", profile.timeout_s, "Wall-clock limit per ncu run, seconds")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+}
+
 void add_bench_options(CLI::App& sub, eval::evaluation_options& o) {
     sub.add_option("--timeout", o.timeout_s, "Wall-clock limit per runner process, seconds")
         ->check(CLI::PositiveNumber)

@@ -19,6 +19,9 @@ protected:
     void do_declare(CLI::App& sub) override {
         add_workspace_option(sub, m_workspace);
         sub.add_flag("--quiet", m_quiet, "Print only the verdict and the path of final_summary.md");
+        sub.add_flag("--allow-unprofiled", m_req.allow_unprofiled,
+                     "Promote a CUDA version without a full Nsight Compute profile (where ncu cannot run); the final "
+                     "summary says so");
         add_bench_options(sub, m_req.options);
         add_ab_options(sub, m_req.ab);
     }

@@ -19,6 +19,7 @@ enum class exit_code : int {
     gate_red = 3,         // the candidate failed the correctness gate (or crashed, hung, returned non-zero)
     build_failed = 4,     // the candidate or reference did not compile
     contract_violated = 5,// a frozen file changed since the contract was written
+    profile_unavailable = 6, // kloop profile: no capture (ncu missing, no counter permission, ncu failed)
     interrupted = 130,
 };
 

@@ -1,4 +1,5 @@
-// kloop core: xoshiro256** + splitmix64, Box-Muller, and libm-independent elementary functions.
+// kloop core: xoshiro256** + splitmix64, the ziggurat normal sampler, and libm-independent
+// elementary functions.
 //
 // Reproducibility rests on three things: integer arithmetic for the engine; only IEEE-754 basic
 // operations (+ - * / sqrt, each correctly rounded) plus exact frexp/ldexp/floor for the
@@ -7,6 +8,7 @@
 // cannot fuse a*b+c differently from one that is not.
 #include "core/rng.hpp"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -57,6 +59,53 @@ void sincos_small(double a, double& s, double& c) {
     c = pc;
 }
 
+// The ziggurat for the standard normal (Marsaglia & Tsang, "The Ziggurat Method for Generating
+// Random Variables", JSS 5(8), 2000) with 256 layers of equal area v under f(x) = exp(-x^2/2)
+// (unnormalised). Layer i = 1 … 255 is the rectangle [0, x_i] x [f(x_i), f(x_{i-1})], so
+// x_i (f(x_{i-1}) - f(x_i)) = v gives x_{i-1} = sqrt(-2 ln(v / x_i + f(x_i))) down from
+// x_255 = r to x_0 = 0; layer 0 is [0, r] x [0, f(r)] plus the tail beyond r, area v too.
+// r and v solve this for 256 layers (computed offline to 40 digits, rounded to double):
+// v = r f(r) + sqrt(pi/2) erfc(r / sqrt 2) and the recursion ends with x_1 (1 - f(x_1)) = v.
+// Tables: a 53-bit position m lies under the curve in layer i when m < k[i]
+// (k[i] = 2^53 x_{i-1} / x_i; k[0] = 2^53 r / (v / f(r)), k[1] = 0); w[i] = x_i / 2^53 scales m
+// to x; f[i] = f(x_i). Built once with kloop::portable's exp and log and IEEE sqrt, in a fixed
+// order: the same bits on every machine.
+constexpr double zig_r = 3.654152885361009;
+constexpr double zig_v = 0.004928673233974655;
+constexpr double two_53 = 9007199254740992.0;
+
+struct ziggurat_tables {
+    std::uint64_t k[256];
+    double w[256];
+    double f[256];
+};
+
+ziggurat_tables make_ziggurat_tables() {
+    ziggurat_tables t{};
+    double dn = zig_r;
+    double tn = dn;
+    const double q = zig_v / portable::exp(-0.5 * dn * dn);
+    t.k[0] = static_cast<std::uint64_t>((dn / q) * two_53);
+    t.k[1] = 0;
+    t.w[0] = q / two_53;
+    t.w[255] = dn / two_53;
+    t.f[0] = 1.0;
+    t.f[255] = portable::exp(-0.5 * dn * dn);
+    for (int i = 254; i >= 1; --i) {
+        dn = std::sqrt(-2.0 * portable::log(zig_v / dn + portable::exp(-0.5 * dn * dn)));
+        t.k[i + 1] = static_cast<std::uint64_t>((dn / tn) * two_53);
+        tn = dn;
+        t.f[i] = portable::exp(-0.5 * dn * dn);
+        t.w[i] = dn / two_53;
+    }
+    return t;
+}
+
+const ziggurat_tables& ziggurat() {
+    static const ziggurat_tables t = make_ziggurat_tables();  // thread-safe one-time init
+    return t;
+}
+
 }  // namespace
 
 std::uint64_t splitmix64_next(std::uint64_t& state) {
@@ -101,20 +150,53 @@ std::uint64_t rng::next_below(std::uint64_t n) {
     return static_cast<std::uint64_t>(m >> 64);
 }
 
-double rng::normal() {
-    if (m_has_spare) {
-        m_has_spare = false;
-        return m_spare;
+// The ziggurat's common case, small enough to inline into fill_normal's loop; the rest (the
+// wedges and the tail, ~1 % of draws) is out of line in normal_slow.
+inline double rng::normal_fast() {
+    const ziggurat_tables& z = ziggurat();
+    // One draw: bits 0-7 pick the layer, bit 8 the sign, the top 53 bits the position.
+    const std::uint64_t bits = next_u64();
+    const auto i = static_cast<unsigned>(bits & 0xFF);
+    const std::uint64_t m = bits >> 11;
+    if (m < z.k[i]) {  // inside the layer's rectangle, under the curve
+        const double x = static_cast<double>(m) * z.w[i];
+        // The sign bit moved into place: a coin flip is no work for a branch predictor.
+        return std::bit_cast<double>(std::bit_cast<std::uint64_t>(x) ^ ((bits & 0x100) << 55));
     }
-    const double u1 = 1.0 - uniform01();  // (0, 1]: log stays finite
-    const double u2 = uniform01();
-    const double r = std::sqrt(-2.0 * portable::log(u1));
-    double s = 0.0;
-    double c = 0.0;
-    portable::sincos_2pi(u2, s, c);
-    m_spare = r * s;
-    m_has_spare = true;
-    return r * c;
+    return normal_slow(bits);
+}
+
+double rng::normal_slow(std::uint64_t bits) {
+    const ziggurat_tables& z = ziggurat();
+    for (;;) {
+        const auto i = static_cast<unsigned>(bits & 0xFF);
+        const bool negative = (bits & 0x100) != 0;
+        const std::uint64_t m = bits >> 11;
+        const double x = static_cast<double>(m) * z.w[i];
+        if (m < z.k[i]) return negative ? -x : x;
+        if (i == 0) {
+            // The tail beyond r (Marsaglia 1964): t = -ln(u1) / r, e = -ln(u2), accept 2e > t^2.
+            double t = 0.0;
+            double e = 0.0;
+            do {
+                t = -portable::log(1.0 - uniform01()) / zig_r;  // 1 - u in (0, 1]
+                e = -portable::log(1.0 - uniform01());
+            } while (e + e <= t * t);
+            return negative ? -(zig_r + t) : zig_r + t;
+        }
+        // The wedge of layer i: accept x with probability (f(x) - f_i) / (f_{i-1} - f_i).
+        if (z.f[i] + uniform01() * (z.f[i - 1] - z.f[i]) < portable::exp(-0.5 * x * x))
+            return negative ? -x : x;
+        bits = next_u64();
+    }
+}
+
+double rng::normal() { return normal_fast(); }
+
+void rng::fill_normal(double* out, std::size_t n) {
+    rng local = *this;  // the state in registers, not re-stored through `this` on every draw
+    for (std::size_t i = 0; i < n; ++i) out[i] = local.normal_fast();
+    *this = local;
 }
 
 std::uint64_t derive_seed(std::uint64_t base, std::string_view label) {
@@ -126,6 +208,14 @@ std::uint64_t derive_seed(std::uint64_t base, std::string_view label) {
     std::uint64_t state = base;
     std::uint64_t mixed = splitmix64_next(state);
     state = mixed ^ h;
+    return splitmix64_next(state);
+}
+
+std::uint64_t derive_chunk_seed(std::uint64_t base, std::uint64_t index) {
+    // Not splitmix64(index) for the second term: the two terms would be the same function, and
+    // (base, index) and (index, base) would collide.
+    std::uint64_t state = base;
+    state = splitmix64_next(state) ^ ((index + 1) * 0xD1B54A32D192ED03ULL);  // odd multiplier: bijective
     return splitmix64_next(state);
 }
 

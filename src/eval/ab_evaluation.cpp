@@ -4,6 +4,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "blackbox/blackbox_evaluation.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "eval/call_judgement.hpp"
@@ -133,6 +134,7 @@ std::string side_failure(const char* side, const evaluation& ev) {
 }  // namespace
 
 ab_evaluation compare_candidates(const ab_context& ctx) {
+    if (ctx.spec.blackbox) return blackbox::compare(ctx);  // docs/blackbox.md
     ab_evaluation r;
     r.op = ctx.spec.name;
     r.base_label = ctx.base.string();
@@ -171,6 +173,7 @@ ab_evaluation compare_candidates(const ab_context& ctx) {
 }
 
 ab_evaluation retime_candidates(const ab_context& ctx, const ab_evaluation& gated, int run) {
+    if (ctx.spec.blackbox) return blackbox::retime(ctx, gated, run);
     if (!gated.timed) throw internal_error("retime_candidates: the pair was never timed (a red or unbuilt side)");
     ab_evaluation r = gated;
     r.shapes.clear();

@@ -90,4 +90,26 @@ std::vector<integrity_check> census_checks(const runner::job& gate_job, const st
     return out;
 }
 
+std::map<std::string, std::vector<std::string>> census_kernel_names(const runner::job& gate_job,
+                                                                    const std::vector<json>& gate_events) {
+    std::map<std::string, std::vector<std::string>> out;
+    auto add = [&](const json& census, const std::string& mode) {
+        const auto call = check::census_call_from_json(census, "", "");
+        if (!call.available) return;
+        auto& names = out[mode];
+        for (const auto& k : call.kernels)
+            if (std::find(names.begin(), names.end(), k.name) == names.end()) names.push_back(k.name);
+    };
+    for (const auto& e : gate_events) {
+        if (e.value("event", "") != "case_result") continue;
+        const int id = e.value("id", -1);
+        for (const auto& c : gate_job.gate) {
+            if (c.id != id) continue;
+            const auto& mode = gate_job.calls[static_cast<std::size_t>(c.call)].mode;
+            if (e.contains("census")) add(e.at("census"), mode);
+        }
+    }
+    return out;
+}
+
 }  // namespace kloop::eval

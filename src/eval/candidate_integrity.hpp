@@ -9,6 +9,8 @@
 // this file only gathers their inputs from the build record and the runner's events.
 #pragma once
 
+#include <map>
+
 #include <filesystem>
 #include <vector>
 
@@ -30,5 +32,10 @@ namespace kloop::eval {
 [[nodiscard]] std::vector<integrity_check> census_checks(const runner::job& gate_job,
                                                          const std::vector<nlohmann::json>& gate_events,
                                                          const bench_report& bench);
+
+// The kernel names CUPTI saw in the gate's checked calls, per mode (the union over its gate
+// shapes), in first-seen order; a mode without a census is absent.
+[[nodiscard]] std::map<std::string, std::vector<std::string>> census_kernel_names(
+    const runner::job& gate_job, const std::vector<nlohmann::json>& gate_events);
 
 }  // namespace kloop::eval

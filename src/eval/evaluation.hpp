@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "blackbox/blackbox_record.hpp"
 #include "check/comparison.hpp"
 #include "measure/statistics.hpp"
 
@@ -132,6 +134,12 @@ struct evaluation {
     std::vector<integrity_check> integrity;
     environment_info env;
     std::vector<std::string> command_line;
+    // Black-box ops only (src/blackbox): the commands run, their exit status, the parsed pytest
+    // summary, the environment. Empty for native ops.
+    std::optional<blackbox::blackbox_record> blackbox;
+    // The kernels CUPTI saw in the gate's checked calls, per mode (names as CUPTI gives them:
+    // mangled for C++), in first-seen order — the kernel filter of `kloop profile`.
+    std::map<std::string, std::vector<std::string>> census_kernels;
 };
 
 }  // namespace kloop::eval

@@ -7,6 +7,10 @@
 #include "backend/build_dispatch.hpp"
 #include "backend/cpu/cpu_builder.hpp"
 #include "backend/cuda/nvcc_builder.hpp"
+#include "backend/python/python_builder.hpp"
+#include "backend/python/python_checks.hpp"
+#include "backend/python/python_worker.hpp"
+#include "blackbox/blackbox_evaluation.hpp"
 #include "core/rng.hpp"
 #include "core/error.hpp"
 #include "eval/call_judgement.hpp"
@@ -56,6 +60,17 @@ int cuda_compute_capability() {
 backend::cpu::build_record build_source(const evaluation_context& ctx, const std::filesystem::path& source,
                                         backend::source_role role) {
     const auto plan = backend::plan_source(ctx.spec.backend, source, role);
+    if (plan.builder == backend::builder_kind::python) {
+        // A snapshot, a probe of the interpreter and an import check; the "library" is a manifest
+        // the Python worker reads (backend/python/python_builder.hpp, docs/python.md).
+        backend::python::build_request req;
+        req.source = source;
+        req.role = role;
+        req.spec = &ctx.spec;
+        req.cache_dir = ctx.cache_dir;
+        backend::python::python_builder builder(ctx.commands);
+        return builder.build(req);
+    }
     if (plan.builder == backend::builder_kind::nvcc) {
         backend::cuda::nvcc_request req;
         req.source = source;
@@ -291,7 +306,13 @@ environment_info collect_environment(const evaluation_context& ctx) {
     return e;
 }
 
+backend::cpu::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,
+                                            backend::source_role role) {
+    return build_source(ctx, source, role);
+}
+
 evaluation evaluate(const evaluation_context& ctx) {
+    if (ctx.spec.blackbox) return blackbox::evaluate(ctx);  // a repository's own gate and bench (docs/blackbox.md)
     evaluation ev;
     ev.op = ctx.spec.name;
     ev.candidate = ctx.candidate.string();
@@ -330,13 +351,29 @@ evaluation evaluate(const evaluation_context& ctx) {
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
+    ev.census_kernels = census_kernel_names(gate_job, gate_session.events);
 
     // Candidate-level integrity checks (eval/candidate_integrity.hpp): what the library imports
     // and which kernels the gate's checked calls ran. Appended to the per-call checks; a fail
     // rejects the candidate even when every call's numbers were right, and skips the bench.
-    const auto imports_check = imported_symbols_check(cand_build.library);
+    // A Python candidate has no shared object: its source screen stands in for imported_symbols,
+    // and the numeric flags its calls left behind are checked too (backend/python/python_checks).
+    const bool python = cand_device == backend::python::worker_device;
+    std::vector<json> python_bench_events;
+    auto from_python = [](const backend::python::python_check& c) {
+        const auto st = c.status == "pass" ? check_status::pass
+                        : c.status == "warn" ? check_status::warn
+                        : c.status == "fail" ? check_status::fail
+                                             : check_status::skipped;
+        return integrity_check{c.name, st, c.detail};
+    };
+    const auto imports_check = python ? from_python(backend::python::source_screen_check(cand_build.library))
+                                      : imported_symbols_check(cand_build.library);
     auto add_candidate_checks = [&](evaluation& e) {
         e.integrity.push_back(imports_check);
+        if (python)
+            e.integrity.push_back(
+                from_python(backend::python::numeric_flags_check({&gate_session.events, &python_bench_events})));
         for (auto& c : census_checks(gate_job, gate_session.events, e.bench)) e.integrity.push_back(std::move(c));
         if (e.status != disposition::passed) return;
         for (const auto& c : e.integrity)
@@ -362,8 +399,10 @@ evaluation evaluate(const evaluation_context& ctx) {
     if (ctx.options.bench) {
         // On a GPU, 0 means "2 x L2 of the device": the runner knows it, and flushes that much
         // before every sample anyway (docs/measurement.md, GPU timing protocol).
+        // The Python worker with torch tensors on the GPU flushes 2 x L2 per sample the same way.
+        const bool on_gpu = cand_device == "cuda" || (python && ev.candidate_build.target.rfind("torch-cuda", 0) == 0);
         const std::uint64_t evict = ctx.options.evict_bytes ? ctx.options.evict_bytes
-                                    : cand_device == "cuda" ? 0
+                                    : on_gpu                ? 0
                                                             : 2 * ev.env.llc_bytes;
         auto bench_job = build_bench_job(ctx.spec, ctx.options, derive_seed(drawn, "bench"), evict);
         bench_job.candidate_lib = gate_job.candidate_lib;
@@ -378,6 +417,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands);
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
+        if (python) python_bench_events = bench_session.events;
         if (!ev.bench.ok) {
             ev.status = disposition::gate_failed;
             ev.reason = "the bench failed: a timed call was rejected";

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/build_dispatch.hpp"
+#include "backend/cpu/cpu_builder.hpp"
 #include "eval/evaluation.hpp"
 #include "eval/evaluation_options.hpp"
 #include "platform/subprocess.hpp"
@@ -28,6 +30,11 @@ struct evaluation_context {
 };
 
 [[nodiscard]] evaluation evaluate(const evaluation_context& ctx);
+
+// Builds one source of the run (the reference or the candidate) as evaluate() does: cached, with
+// the spec's flags; nvcc for .cu. Other steps that run the candidate (profile_capture) use it.
+[[nodiscard]] backend::cpu::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,
+                                                          backend::source_role role);
 
 // The environment line: host, compiler, kloop build, the candidate's git state.
 [[nodiscard]] environment_info collect_environment(const evaluation_context& ctx);

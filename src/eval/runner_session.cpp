@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "backend/build_dispatch.hpp"
+#include "backend/python/python_worker.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 
@@ -38,7 +39,7 @@ std::string runner_session::describe_failure() const {
 }
 
 runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir, double timeout_s,
-                          platform::command_runner_base& commands) {
+                          platform::command_runner_base& commands, const std::vector<std::string>& wrapper) {
     const auto tag = runner::to_string(job.phase);
     const auto job_path = scratch_dir / (tag + "_job.json");
     const auto events_path = scratch_dir / (tag + "_events.jsonl");
@@ -49,7 +50,18 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
     platform::process_request req;
     // kloop-runner for CPU jobs; kloop-runner-cuda when either side runs on the GPU.
     const auto tool = backend::runner_tool_for(job.candidate_device, job.reference_device);
-    req.argv = {platform::sibling_tool(tool).string(), "--job", job_path.string(), "--events", events_path.string()};
+    req.argv = wrapper;
+    if (job.candidate_device == backend::python::worker_device) {
+        // Python libraries are manifests; the worker (<python> -m kloop_worker) speaks the same
+        // job and event protocol (backend/python/python_worker.hpp, docs/python.md).
+        auto py = backend::python::worker_command_for(job.candidate_lib, job_path, events_path);
+        req.argv.insert(req.argv.end(), py.argv.begin(), py.argv.end());
+        req.env_overrides = std::move(py.env);
+    } else {
+        for (auto a : {platform::sibling_tool(tool).string(), std::string("--job"), job_path.string(),
+                       std::string("--events"), events_path.string()})
+            req.argv.push_back(std::move(a));
+    }
     req.cwd = scratch_dir;
     req.timeout_s = timeout_s;
     req.stdout_file = log_path;

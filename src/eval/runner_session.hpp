@@ -2,8 +2,10 @@
 //
 // Responsibility: the process boundary between the orchestrator and candidate code. The job is
 // written into a scratch directory, the runner runs with a wall-clock timeout in its own process
-// group, and every event it flushed before exiting (or dying) is read back. A crash, a hang or
-// garbage output of the runner is reported in the session, never thrown.
+// group, and every event it flushed before exiting (or dying) is read back.
+// Jobs on the "python" device start kloop's Python worker instead (backend/python), which speaks
+// the same protocol. A crash, a hang or garbage output of the runner is reported in the session,
+// never thrown.
 #pragma once
 
 #include <filesystem>
@@ -28,7 +30,10 @@ struct runner_session {
     [[nodiscard]] std::string describe_failure() const;
 };
 
+// `wrapper`: argv words put before the runner's own (the profile phase runs it under ncu); the
+// runner's output then also holds the wrapper's, and both go to the log.
 [[nodiscard]] runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir,
-                                        double timeout_s, platform::command_runner_base& commands);
+                                        double timeout_s, platform::command_runner_base& commands,
+                                        const std::vector<std::string>& wrapper = {});
 
 }  // namespace kloop::eval

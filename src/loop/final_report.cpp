@@ -24,7 +24,8 @@ using detail::md_cell;
 using detail::ms;
 using nlohmann::json;
 
-promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& ab, std::optional<double> target_speedup) {
+promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& ab, std::optional<double> target_speedup,
+                           const profile_evidence& profile) {
     promotion p;
     p.best = best;
     if (best == 0 || !ab) {
@@ -47,14 +48,24 @@ promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& a
     if (target_speedup && ab->overall)
         p.criteria.push_back(fmt::format("[{}] target x{:.2f} (informative, not required to promote): measured x{:.3f}",
                                          ab->overall->speedup >= *target_speedup ? "x" : " ", *target_speedup, ab->overall->speedup));
-    p.criteria.push_back("[ ] profile evidence explaining the win: missing — kloop does not profile yet; attach an Nsight "
-                         "Compute (or perf) reading before merging");
-    p.promote = gate && base_gate && faster;
-    p.verdict = p.promote ? fmt::format("PROMOTE {} — a full green gate and a repeatable win over v0 (profile evidence "
-                                        "missing: explain the win before merging)",
-                                        version_label(best))
+    const bool profiled = profile.status == "full" || profile.status == "n/a";
+    if (profile.status == "n/a")
+        p.criteria.push_back("[x] profile evidence: not applicable (not a CUDA op; Nsight Compute profiles CUDA kernels)");
+    else if (profiled)
+        p.criteria.push_back(fmt::format("[x] full Nsight Compute profile of {}: {}", version_label(best), profile.note));
+    else
+        p.criteria.push_back(fmt::format("[{}] full Nsight Compute profile of {}: {} ({}){}", profile.allow_unprofiled ? "~" : " ",
+                                         version_label(best), profile.status, profile.note,
+                                         profile.allow_unprofiled ? " — WAIVED by --allow-unprofiled: the win is not explained by a profile"
+                                                                  : ""));
+    p.promote = gate && base_gate && faster && (profiled || profile.allow_unprofiled);
+    p.verdict = p.promote ? fmt::format("PROMOTE {} — a full green gate and a repeatable win over v0{}", version_label(best),
+                                        profiled ? ", explained by its profile" : " (UNPROFILED: --allow-unprofiled)")
                           : fmt::format("NO PROMOTION of {}: {}", version_label(best),
-                                        !gate ? "its gate is not green" : !base_gate ? "the baseline failed its gate" : "not FASTER than v0 side by side");
+                                        !gate        ? "its gate is not green"
+                                        : !base_gate ? "the baseline failed its gate"
+                                        : !faster    ? "not FASTER than v0 side by side"
+                                                     : "no full profile (pass --allow-unprofiled to promote without one)");
     return p;
 }
 
@@ -91,7 +102,8 @@ report_outcome write_final_report(const report_request& req, platform::command_r
     session.origin.repo = platform::git_state_of(c.candidate.parent_path(), runner);
     strategy_memory memory(req.memory_db);
     reconcile_memory(session, memory);
-    const auto ranked = rank_versions(session.records);
+    const auto policy = promotion_policy(req.allow_unprofiled);
+    const auto ranked = rank_versions(session.records, policy);
     const int best = ranked.empty() ? 0 : ranked.front().number;
     const auto& base_rec = session.baseline();
     const auto& best_rec = session.records[static_cast<std::size_t>(best)];
@@ -108,12 +120,16 @@ report_outcome write_final_report(const report_request& req, platform::command_r
         ab->candidate_label = version_label(best);
         ab->command_line = req.command_line;
     }
-    out.verdict = decide_promotion(best, ab, c.target_speedup);
+    out.verdict = decide_promotion(best, ab, c.target_speedup,
+                                   {best_rec.profile_status, best_rec.profile_note, req.allow_unprofiled});
+    if (ranked.empty())
+        for (const auto& r : session.records)
+            out.verdict.criteria.push_back(fmt::format("[ ] {} not eligible: {}", version_label(r.number), ineligibility(r, policy)));
     fault_point("report.compared");
 
     std::string md = fmt::format("# Final summary — {}\n\n**Promotion verdict: {}**\n\n", c.op, out.verdict.verdict);
     for (const auto& line : out.verdict.criteria) md += "- " + line + "\n";
-    md += fmt::format("\nBest version: {} ({})\n", version_label(best), eligibility_rule_text());
+    md += fmt::format("\nBest version: {} ({})\n", version_label(best), eligibility_rule_text(policy));
 
     md += "\n## Final claim\n\n";
     if (ab) {

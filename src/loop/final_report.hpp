@@ -35,9 +35,18 @@ struct promotion {
     std::vector<std::string> criteria;   // "[x] full green gate ..." lines
 };
 
-// Pure: the verdict from the best's number and the report's A/B (nullopt when best is v0).
+// The profile evidence of the version to promote: its status, note (bound and numbers) and
+// whether the promotion rule was relaxed with --allow-unprofiled.
+struct profile_evidence {
+    std::string status = "missing";      // iteration_record::profile_status
+    std::string note;
+    bool allow_unprofiled = false;
+};
+
+// Pure: the verdict from the best's number, the report's A/B (nullopt when best is v0) and the
+// best's profile evidence.
 [[nodiscard]] promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& ab,
-                                         std::optional<double> target_speedup);
+                                         std::optional<double> target_speedup, const profile_evidence& profile = {});
 
 struct report_request {
     std::filesystem::path workspace;
@@ -45,6 +54,7 @@ struct report_request {
     measure::ab_config ab;
     std::vector<std::string> command_line;
     std::filesystem::path memory_db;
+    bool allow_unprofiled = false;       // promote without a full profile; stated in the summary
 };
 
 struct report_outcome {

@@ -14,6 +14,7 @@
 #include "loop/opt_log.hpp"
 #include "loop/repo_git.hpp"
 #include "loop/task_documents.hpp"
+#include "loop/version_profile.hpp"
 #include "loop/dispatch.hpp"
 #include "platform/file_io.hpp"
 #include "platform/host_info.hpp"
@@ -99,10 +100,14 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     platform::write_file_atomic(st.draft_file(), draft_md({c, spec, root}));
     platform::write_file_atomic(st.traps_file(), traps_md());
     platform::write_file_atomic(st.dispatch_file(), dispatch_header(c.op));
-    platform::write_file_atomic(st.opt_log_file(), opt_log_header(c, v0, report::environment_line(out.baseline.env)) + opt_log_row(v0));
     const fs::path v0dir = st.iteration_dir(0);
     platform::ensure_directory(v0dir);
     fs::copy_file(snapshot, v0dir / v0.candidate_file);
+    if (auto note = profile_version(v0, cspec, v0dir / v0.candidate_file, out.baseline.census_kernels, v0dir,
+                                    contract_options(c, req.options), req.profile, runner);
+        !note.empty())
+        out.notes.push_back(note);
+    platform::write_file_atomic(st.opt_log_file(), opt_log_header(c, v0, report::environment_line(out.baseline.env)) + opt_log_row(v0));
     json body = {{"iteration", to_json(v0)}, {"evaluation", report::to_json(out.baseline)}};
     write_record(v0dir / "benchmark_result.json", "kloop.iteration", body, origin);
     platform::write_file_atomic(v0dir / "iteration_summary.md", iteration_summary_md(v0, c.op));

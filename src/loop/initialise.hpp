@@ -15,6 +15,7 @@
 
 #include "eval/evaluation.hpp"
 #include "eval/evaluation_options.hpp"
+#include "loop/version_profile.hpp"
 #include "platform/subprocess.hpp"
 
 namespace kloop::loop {
@@ -28,6 +29,7 @@ struct init_request {
     eval::evaluation_options options;
     std::vector<std::string> command_line;
     std::filesystem::path memory_db;
+    profile_options profile;                 // the profile step of v0 (loop/version_profile.hpp)
 };
 
 struct init_outcome {

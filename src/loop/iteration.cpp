@@ -16,6 +16,7 @@
 #include "loop/ranking.hpp"
 #include "loop/repo_git.hpp"
 #include "loop/strategy_memory.hpp"
+#include "loop/version_profile.hpp"
 #include "platform/file_io.hpp"
 #include "platform/host_info.hpp"
 #include "platform/paths.hpp"
@@ -77,7 +78,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
                                          f->rejected, f->runs));
 
     // The best to beat, and the snapshot: what is measured is what is recorded.
-    const auto best = best_version(session.records);
+    const auto best = best_version(session.records, ab_target_policy());
     if (!best) throw internal_error("no eligible version, not even the baseline");
     r.vs_best = *best;
     const auto& best_rec = session.records[static_cast<std::size_t>(*best)];
@@ -111,6 +112,12 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     r.ab = comparisons_of(ab);
     r.bench = candidate_stats_of(ab);
     r.bench_ok = r.status != iteration_status::rejected && ab.ok && !r.bench.empty();
+    // The profile step: ncu captures into the iteration's folder; may mark the candidate suspect.
+    if (auto note = profile_version(r, spec, staging / r.candidate_file, ab.candidate.census_kernels, staging,
+                                    contract_options(c, req.options), req.profile, runner);
+        !note.empty())
+        out.notes.push_back(note);
+    fault_point("iterate.profiled");
     r.recorded_at = utc_now();
 
     r.git = commit_candidate(candidate, commit_message(c.op, r), runner);

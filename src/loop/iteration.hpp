@@ -23,6 +23,7 @@
 #include "eval/ab_evaluation.hpp"
 #include "eval/evaluation_options.hpp"
 #include "loop/iteration_record.hpp"
+#include "loop/version_profile.hpp"
 #include "loop/loop_status.hpp"
 #include "measure/ab_comparison.hpp"
 #include "platform/subprocess.hpp"
@@ -37,6 +38,7 @@ struct iterate_request {
     measure::ab_config ab;
     std::vector<std::string> command_line;
     std::filesystem::path memory_db;
+    profile_options profile;                         // the profile step (loop/version_profile.hpp)
 };
 
 struct iterate_outcome {

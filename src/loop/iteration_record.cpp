@@ -92,7 +92,11 @@ json to_json(const iteration_record& r) {
             {"bench", bench},
             {"ab", ab},
             {"git", {{"in_repo", r.git.in_repo}, {"committed", r.git.committed}, {"commit", r.git.commit}, {"note", r.git.note}}},
-            {"profile", {{"status", r.profile_status}, {"note", r.profile_note}}},
+            {"profile", {{"status", r.profile_status},
+                         {"note", r.profile_note},
+                         {"bound", r.profile_bound},
+                         {"suspect", r.suspect},
+                         {"suspect_reasons", r.suspect_reasons}}},
             {"warnings", r.warnings},
             {"recorded_at", r.recorded_at}};
 }
@@ -134,6 +138,9 @@ iteration_record iteration_record_from_json(const json& j) {
     r.git = {g.at("in_repo"), g.at("committed"), g.at("commit"), g.at("note")};
     r.profile_status = j.at("profile").at("status");
     r.profile_note = j.at("profile").at("note");
+    r.profile_bound = j.at("profile").value("bound", "");
+    r.suspect = j.at("profile").value("suspect", false);
+    r.suspect_reasons = j.at("profile").value("suspect_reasons", std::vector<std::string>{});
     r.warnings = j.at("warnings").get<std::vector<std::string>>();
     r.recorded_at = j.at("recorded_at");
     return r;

@@ -17,7 +17,7 @@
 //   evaluation   report::to_json of the candidate's evaluation (v0: build, gate and bench;
 //                vN: build and gate, the bench being the A/B below)
 //   ab           report::to_json of the A/B (report/ab_json: raw samples, both sides' gates) (vN only)
-// The profile field is where a later issue's Nsight Compute capture slots in.
+// profile: the loop's Nsight Compute step (eval/profile_step.hpp): status, note, bound, suspect.
 #pragma once
 
 #include <optional>
@@ -78,8 +78,13 @@ struct iteration_record {
     std::optional<measure::ab_result> overall;
     double min_effect = 0;
     git_record git;
+    // "full" | "targeted" | "unavailable" | "failed" | "missing" (not attempted: --no-profile) |
+    // "n/a" (not a CUDA op); see eval/profile_step.hpp.
     std::string profile_status = "missing";
-    std::string profile_note = "kloop does not profile yet (Nsight Compute capture is a later issue)";
+    std::string profile_note = "not profiled";
+    std::string profile_bound;           // "memory-bound", … of the dominant kernel; "" if none
+    bool suspect = false;                // the profile cannot explain the time: never promoted
+    std::vector<std::string> suspect_reasons;
     std::vector<std::string> warnings;
     std::string recorded_at;
 };

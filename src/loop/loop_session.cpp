@@ -88,7 +88,7 @@ void write_manifest(const loop_session& s, const fs::path& memory_db) {
         its.push_back({{"number", r.number}, {"label", version_label(r.number)}, {"status", to_string(r.status)},
                        {"dir", fs::path(s.ws.iteration_dir(r.number)).filename().string()},
                        {"fingerprint", r.fingerprint}, {"git_commit", r.git.commit}, {"recorded_at", r.recorded_at}});
-    const auto best = best_version(s.records);
+    const auto best = best_version(s.records, ab_target_policy());
     json body = {{"op", s.c.op},
                  {"run_id", s.c.run_id},
                  {"contract", "contract.json"},

@@ -41,7 +41,7 @@ loop_status compute_status(const std::vector<iteration_record>& records, int max
         else if (r.status == iteration_status::negative) ++st.negative;
         else if (r.status == iteration_status::rejected) ++st.rejected;
     }
-    st.best = best_version(records);
+    st.best = best_version(records, ab_target_policy());
     if (st.best)
         for (const auto& r : records)
             if (r.number == *st.best) st.best_geomean_median_s = geomean_median_s(r);

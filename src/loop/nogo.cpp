@@ -7,10 +7,11 @@
 #include <fmt/format.h>
 
 #include "loop/detail/markdown.hpp"
+#include "loop/ranking.hpp"
 
 namespace kloop::loop {
 
-nogo_assessment assess_nogo(const std::vector<iteration_record>& records, const std::string& bound) {
+nogo_assessment assess_nogo(const std::vector<iteration_record>& records, const std::string& given_bound) {
     nogo_assessment a;
     const iteration_record* base = records.empty() ? nullptr : &records.front();
     const auto g = base ? geomean_median_s(*base) : std::nullopt;
@@ -41,11 +42,26 @@ nogo_assessment assess_nogo(const std::vector<iteration_record>& records, const 
                              version_label(r->vs_best));
     a.items.push_back({"bench evidence", !timed.empty(),
                        timed.empty() ? "missing: no attempt was timed against the best (all rejected before timing?)" : bench});
+    // Without --bound, the profile names it: the best version's (else the latest profiled one's)
+    // dominant kernel's bound with its numbers (loop/version_profile.hpp).
+    std::string bound = given_bound;
+    if (bound.empty()) {
+        const iteration_record* src = nullptr;
+        if (const auto best = best_version(records, ab_target_policy()))
+            for (const auto& r : records)
+                if (r.number == *best && !r.profile_bound.empty()) src = &r;
+        if (src == nullptr)
+            for (const auto& r : records)
+                if (!r.profile_bound.empty()) src = &r;
+        if (src != nullptr)
+            bound = fmt::format("{} (from the {} profile of {})", src->profile_note, src->profile_status,
+                                version_label(src->number));
+    }
     const bool has_digit = std::any_of(bound.begin(), bound.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; });
     const bool has_name = std::any_of(bound.begin(), bound.end(), [](unsigned char ch) { return std::isalpha(ch) != 0; });
     a.items.push_back({"named bound with its number", has_digit && has_name,
-                       bound.empty() ? "missing: give --bound 'NAME: NUMBER UNIT of LIMIT' (which roofline / launch / timer "
-                                       "limit, with the number)"
+                       bound.empty() ? "missing: no profile names it; give --bound 'NAME: NUMBER UNIT of LIMIT' (which "
+                                       "roofline / launch / timer limit, with the number)"
                        : (has_digit && has_name) ? bound
                                                  : "'" + bound + "' does not name a bound with a number"});
     a.cleared = std::all_of(a.items.begin(), a.items.end(), [](const nogo_item& i) { return i.met; });

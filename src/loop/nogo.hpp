@@ -8,7 +8,8 @@
 //   3. the gate status of the attempts;
 //   4. bench evidence (an attempt timed against the best, with its A/B interval);
 //   5. a named active bound or blocker with its number ("DRAM bandwidth: 410 of 450 GB/s",
-//      "launch overhead: 4.1 us of 4.5 us") — given with --bound, kept in nogo.json.
+//      "launch overhead: 4.1 us of 4.5 us") — given with --bound, else taken from the profile
+//      of the best version (its dominant kernel's bound and numbers), kept in nogo.json.
 // assess_nogo() is pure; the command prints what is present and what is missing.
 #pragma once
 
@@ -32,7 +33,7 @@ struct nogo_assessment {
     std::optional<int> positive;   // a positive version exists: this is not a no-go
 };
 
-// `bound` must name something and carry a number (a digit).
+// `bound` (--bound; empty: from the profiles) must name something and carry a number (a digit).
 [[nodiscard]] nogo_assessment assess_nogo(const std::vector<iteration_record>& records, const std::string& bound);
 
 }  // namespace kloop::loop

@@ -2,6 +2,7 @@
 #include "loop/task_documents.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kloop::loop {
 
@@ -11,6 +12,14 @@ std::string draft_md(const draft_inputs& in) {
     std::string entries;
     for (const auto& m : spec.modes)
         entries += fmt::format("  - `{}`: candidate symbol `{}`, reference `{}`\n", m.name, m.entry, m.reference_entry);
+    if (spec.blackbox) {  // black-box op (docs/blackbox.md): the repository's own commands are the contract
+        const auto argv = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, " ")); };
+        entries = fmt::format("  - black box: the candidate replaces `{}` in a temporary copy of `{}`\n"
+                              "  - gate: `{}` (green: exit 0 and a pytest summary with >= 1 passed, no failure)\n"
+                              "  - bench: `{}` (JSON samples per shape; kloop computes the statistics)\n",
+                              spec.blackbox->target.string(), spec.blackbox->root.string(), argv(spec.blackbox->gate.argv),
+                              argv(spec.blackbox->bench.argv));
+    }
     std::string gate, bench;
     for (const auto& s : c.shapes) {
         std::string dims;

@@ -61,25 +61,6 @@ bool parse_number(const std::string& s, T& out) {
     }
 }
 
-// A tool on PATH, else in the CUDA toolkit's bin directories.
-std::string find_tool(const std::string& name) {
-    std::vector<fs::path> dirs;
-    if (const char* path = std::getenv("PATH"))
-        for (const auto& d : split(path, ':'))
-            if (!d.empty()) dirs.emplace_back(d);
-    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-        if (const char* p = std::getenv(env); p != nullptr && *p != '\0') dirs.push_back(fs::path(p) / "bin");
-    dirs.emplace_back("/usr/local/cuda/bin");
-    if (name == "ncu") {
-        std::error_code ec;
-        for (const auto& e : fs::directory_iterator("/opt/nvidia/nsight-compute", ec)) dirs.push_back(e.path());
-    }
-    for (const auto& d : dirs) {
-        const auto p = d / name;
-        if (::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p)) return p.string();
-    }
-    return "";
-}
 
 tool_info probe_tool(command_runner_base& commands, const std::string& name, std::vector<std::string> version_args,
                      double timeout_s) {
@@ -339,6 +320,25 @@ std::string idle_evidence(const gpu_info& g) {
 }
 
 }  // namespace
+
+std::string find_tool(const std::string& name) {
+    std::vector<fs::path> dirs;
+    if (const char* path = std::getenv("PATH"))
+        for (const auto& d : split(path, ':'))
+            if (!d.empty()) dirs.emplace_back(d);
+    for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
+        if (const char* p = std::getenv(env); p != nullptr && *p != '\0') dirs.push_back(fs::path(p) / "bin");
+    dirs.emplace_back("/usr/local/cuda/bin");
+    if (name == "ncu") {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator("/opt/nvidia/nsight-compute", ec)) dirs.push_back(e.path());
+    }
+    for (const auto& d : dirs) {
+        const auto p = d / name;
+        if (::access(p.c_str(), X_OK) == 0 && fs::is_regular_file(p)) return p.string();
+    }
+    return "";
+}
 
 const char* preflight_smi_fields() {
     return "index,name,uuid,driver_version,compute_cap,memory.total,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"

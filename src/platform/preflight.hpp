@@ -106,6 +106,10 @@ struct preflight_report {
 [[nodiscard]] nlohmann::json to_json(const preflight_report& r);
 [[nodiscard]] std::string to_markdown(const preflight_report& r);
 
+// A tool on PATH, else in $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin (and, for ncu,
+// /opt/nvidia/nsight-compute/*); "" when not found.
+[[nodiscard]] std::string find_tool(const std::string& name);
+
 // Pure parsers (tested on recorded outputs).
 // `nvidia-smi --query-gpu=<preflight_smi_fields> --format=csv,noheader,nounits`, one GPU per line.
 [[nodiscard]] std::vector<gpu_info> parse_nvidia_smi_csv(std::string_view csv);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "blackbox/blackbox_report.hpp"
 #include "check/tolerance_judge.hpp"
 
 #include "core/json_number.hpp"
@@ -129,7 +130,7 @@ json to_json(const eval::evaluation& e) {
     json integrity = json::array();
     for (const auto& c : e.integrity)
         integrity.push_back({{"name", c.name}, {"status", eval::to_string(c.status)}, {"detail", c.detail}});
-    return {{"schema_version", evaluation_schema_version},
+    json j = {{"schema_version", evaluation_schema_version},
             {"kloop", {{"version", e.env.kloop_version}, {"commit", e.env.kloop_commit}, {"dirty", e.env.kloop_dirty},
                        {"build_type", e.env.build_type}}},
             {"command_line", e.command_line},
@@ -147,6 +148,8 @@ json to_json(const eval::evaluation& e) {
             {"gate", gate_json(e.gate)},
             {"bench", bench_json(e.bench)},
             {"integrity", integrity}};
+    if (e.blackbox) j["blackbox"] = blackbox::to_json(*e.blackbox);  // docs/blackbox.md, "Record"
+    return j;
 }
 
 }  // namespace kloop::report

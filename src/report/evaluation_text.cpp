@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "blackbox/blackbox_report.hpp"
+
 namespace kloop::report {
 
 namespace {
@@ -31,6 +33,7 @@ std::string environment_line(const eval::environment_info& env) {
 }
 
 std::string to_text(const eval::evaluation& e) {
+    if (e.blackbox) return blackbox::to_text(e);  // the black-box variant (src/blackbox/blackbox_report)
     std::string out;
     out += fmt::format("kloop verify {} | candidate {}\n", e.op, e.candidate);
     out += environment_line(e.env) + "\n";

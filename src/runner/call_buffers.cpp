@@ -1,11 +1,11 @@
 // kloop runner: buffers and kl_args for one call.
 #include "runner/call_buffers.hpp"
 
-#include <cstring>
 #include <stdexcept>
 
 #include "check/input_generator.hpp"
 #include "core/rng.hpp"
+#include "core/thread_pool.hpp"
 #include "spec/initializer.hpp"
 
 namespace kloop::runner {
@@ -37,7 +37,9 @@ call_buffers::call_buffers(const call_plan& plan, executor_base& exec) : m_plan(
         m_inputs.emplace_back(t.type, t.numel());
         m_inits.push_back(spec::initializer::parse(t.init.empty() ? "normal(0, 1)" : t.init));
     }
-    for (const auto& t : plan.outputs) m_outputs.emplace_back(t.type, t.numel());
+    // Outputs are poisoned by construction (one pass: no zero fill first).
+    for (const auto& t : plan.outputs)
+        m_outputs.emplace_back(t.type, t.numel(), 256, check::guarded_buffer::initial_contents::poison);
     m_pristine.resize(m_inputs.size());
     for (const auto& p : plan.params) {
         kl_param q{};
@@ -49,7 +51,6 @@ call_buffers::call_buffers(const call_plan& plan, executor_base& exec) : m_plan(
     for (const auto& [name, value] : plan.dims) m_dim_names.push_back(name);
     std::size_t i = 0;
     for (const auto& [name, value] : plan.dims) m_dims.push_back(kl_dim{m_dim_names[i++].c_str(), value});
-    poison_outputs();
     if (!m_exec.is_host()) {
         try {
             for (auto& b : m_inputs) m_device_in.push_back(m_exec.allocate(b.get_block_bytes()));
@@ -105,9 +106,39 @@ void call_buffers::rebuild_args() {
     m_args.stream = m_exec.get_stream();
 }
 
+namespace {
+
+[[noreturn]] void never_filled() {
+    throw std::logic_error("call_buffers: inputs used before any fill_inputs / copy_inputs_from");
+}
+
+}  // namespace
+
+void call_buffers::pristine_values::copy_to(void* dst) const {
+    if (!base) never_filled();
+    const std::size_t n = base->size();
+    auto* d = static_cast<unsigned char*>(dst);
+    parallel_memcpy(d, base->data() + shift_bytes, n - shift_bytes);
+    parallel_memcpy(d + (n - shift_bytes), base->data(), shift_bytes);
+}
+
+std::size_t call_buffers::pristine_values::first_difference(const void* now) const {
+    if (!base) never_filled();
+    const std::size_t n = base->size();
+    const auto* p = static_cast<const unsigned char*>(now);
+    const std::size_t head = n - shift_bytes;
+    const std::size_t a = parallel_first_difference(p, base->data() + shift_bytes, head);
+    if (a < head) return a;
+    return head + parallel_first_difference(p + head, base->data(), shift_bytes);
+}
+
 void call_buffers::remember_pristine(std::size_t i) {
-    const auto* p = static_cast<const unsigned char*>(m_inputs[i].data());
-    m_pristine[i].assign(p, p + m_inputs[i].bytes());
+    // A new base unless this set is its only holder (a shared base is never modified).
+    auto& p = m_pristine[i];
+    if (!p.base || p.base.use_count() > 1) p.base = std::make_shared<std::vector<unsigned char>>();
+    p.base->resize(m_inputs[i].bytes());
+    p.shift_bytes = 0;
+    parallel_memcpy(p.base->data(), m_inputs[i].data(), m_inputs[i].bytes());
 }
 
 void call_buffers::fill_inputs(std::uint64_t seed) {
@@ -127,16 +158,17 @@ void call_buffers::fill_inputs_shifted(const call_buffers& source, std::uint64_t
         const auto n = static_cast<std::uint64_t>(t.numel());
         if (!iid || n < 2) {
             check::fill_input(m_inits[i], t.type, m_inputs[i].data(), t.numel(), m_plan.dims, derive_seed(seed, t.name));
+            remember_pristine(i);
         } else {
             rng r(derive_seed(seed, t.name));
             const std::uint64_t shift = 1 + r.next_below(n - 1);  // never 0: every position changes source
-            const std::size_t elem = size_bytes(t.type);
-            const auto* src = static_cast<const unsigned char*>(source.m_inputs[i].data());
-            auto* dst = static_cast<unsigned char*>(m_inputs[i].data());
-            std::memcpy(dst, src + shift * elem, (n - shift) * elem);
-            std::memcpy(dst + (n - shift) * elem, src, shift * elem);
+            // The source's values as filled (not its buffer, which an inout input's last call may
+            // have changed), rotated once more: the same base, the shifts added.
+            const auto& src = source.m_pristine[i];
+            const std::size_t bytes = m_inputs[i].bytes();
+            m_pristine[i] = {src.base, (src.shift_bytes + shift * size_bytes(t.type)) % bytes};
+            m_pristine[i].copy_to(m_inputs[i].data());
         }
-        remember_pristine(i);
     }
 }
 
@@ -154,12 +186,9 @@ std::vector<input_change> call_buffers::find_changed_inputs() const {
     std::vector<input_change> changed;
     for (std::size_t i = 0; i < m_inputs.size(); ++i) {
         if (m_plan.inputs[i].inout) continue;
-        const auto* now = static_cast<const unsigned char*>(m_inputs[i].data());
-        const auto& before = m_pristine[i];
-        if (std::memcmp(now, before.data(), before.size()) == 0) continue;
+        const std::size_t b = m_pristine[i].first_difference(m_inputs[i].data());
+        if (b == m_inputs[i].bytes()) continue;
         const std::size_t elem = size_bytes(m_plan.inputs[i].type);
-        std::size_t b = 0;
-        while (b < before.size() && now[b] == before[b]) ++b;
         changed.push_back({m_plan.inputs[i].name, static_cast<std::int64_t>(b / elem)});
     }
     return changed;
@@ -178,8 +207,8 @@ std::vector<red_zone_violation> call_buffers::find_red_zone_violations() const {
 
 void call_buffers::copy_inputs_from(const call_buffers& other) {
     for (std::size_t i = 0; i < m_inputs.size(); ++i) {
-        std::memcpy(m_inputs[i].data(), other.m_inputs[i].data(), m_inputs[i].bytes());
-        m_pristine[i] = other.m_pristine[i];
+        m_pristine[i] = other.m_pristine[i];  // the same values, remembered once
+        m_pristine[i].copy_to(m_inputs[i].data());
     }
 }
 

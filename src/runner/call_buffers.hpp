@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,9 +50,9 @@ public:
     // Fill every input from its initialiser with seed-derived streams; remember a pristine copy.
     void fill_inputs(std::uint64_t seed);
     // Cheap new values for the bench: inputs whose initialiser draws every element independently
-    // (normal, uniform, randint, logsigmoid_normal) get `source`'s values circularly shifted by a
-    // seed-derived offset — a fresh arrangement of a valid sample, at memcpy speed; structured
-    // ones (cu_seqlens, arange, const) are generated from the seed. Same addresses as before.
+    // (normal, uniform, randint, logsigmoid_normal) get `source`'s filled values circularly
+    // shifted by a seed-derived offset — a fresh arrangement of a valid sample, at memcpy speed;
+    // structured ones (cu_seqlens, arange, const) are generated from the seed. Same addresses.
     void fill_inputs_shifted(const call_buffers& source, std::uint64_t seed);
     void poison_outputs();
 
@@ -65,7 +66,8 @@ public:
     [[nodiscard]] std::vector<input_change> find_changed_inputs() const;
     // Red-zone damage on any input or output.
     [[nodiscard]] std::vector<red_zone_violation> find_red_zone_violations() const;
-    // Copy the input values (not addresses) of another buffer set with the same plan.
+    // Copy the input values (not addresses) of another buffer set with the same plan: the values
+    // `other` was filled with (its pristine copy), whatever its last call did to an inout input.
     void copy_inputs_from(const call_buffers& other);
 
 private:
@@ -80,7 +82,19 @@ private:
     std::vector<spec::initializer> m_inits;
     std::vector<check::guarded_buffer> m_inputs;
     std::vector<check::guarded_buffer> m_outputs;
-    std::vector<std::vector<unsigned char>> m_pristine;
+    // The values an input was filled with: `base` rotated left by `shift_bytes` (element k is
+    // base[(k * elem + shift_bytes) mod size]). Bases are shared — by the sets that copied the
+    // values and by the circularly shifted sets made from them — and never modified once shared,
+    // so neither a copy nor a shift costs a second copy of the tensor.
+    struct pristine_values {
+        std::shared_ptr<std::vector<unsigned char>> base;
+        std::size_t shift_bytes = 0;
+        // Writes the values into dst (base.size() bytes).
+        void copy_to(void* dst) const;
+        // Offset of the first byte of `now` that differs from the values, or base.size().
+        [[nodiscard]] std::size_t first_difference(const void* now) const;
+    };
+    std::vector<pristine_values> m_pristine;
     std::vector<kl_tensor> m_in_tensors;
     std::vector<kl_tensor> m_out_tensors;
     std::vector<kl_param> m_params;

@@ -72,6 +72,10 @@ public:
     // executor replays a CUDA graph of calls for short kernels. Returns fields to merge into the
     // bench_result event ({"graph_replay_s_per_call": …}), or null.
     [[nodiscard]] nlohmann::json extra_timing(entry_fn f, const std::vector<const kl_args*>& sets, double median_s);
+    // Opens (begin) or closes the profiler range of the profile phase: under `ncu
+    // --profile-from-start off` only the work between the two is profiled. The CUDA executor
+    // calls cudaProfilerStart/Stop; elsewhere a no-op.
+    void profile_range(bool begin) { do_profile_range(begin); }
 
 protected:
     virtual kl_device do_get_device() const = 0;
@@ -87,6 +91,7 @@ protected:
     virtual void do_describe(nlohmann::json& out) const;
     virtual nlohmann::json do_last_sample_info() const;  // default: null
     virtual nlohmann::json do_extra_timing(entry_fn f, const std::vector<const kl_args*>& sets, double median_s);  // default: null
+    virtual void do_profile_range(bool /*begin*/) {}
 
 private:
     std::function<nlohmann::json()> m_census_provider;

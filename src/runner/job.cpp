@@ -20,6 +20,7 @@ std::string to_string(job_phase p) {
         case job_phase::gate: return "gate";
         case job_phase::bench: return "bench";
         case job_phase::ab: return "ab";
+        case job_phase::profile: return "profile";
     }
     return "?";
 }
@@ -28,6 +29,7 @@ job_phase job_phase_from_string(const std::string& s) {
     if (s == "gate") return job_phase::gate;
     if (s == "bench") return job_phase::bench;
     if (s == "ab") return job_phase::ab;
+    if (s == "profile") return job_phase::profile;
     throw std::runtime_error("job: bad phase '" + s + "'");
 }
 

@@ -77,10 +77,12 @@ struct bench_item {
 };
 
 // gate: gate cases; bench: bench items, candidate alone; ab: bench items, base_lib and
-// candidate_lib timed interleaved on the same input sets (runner/ab_phase.hpp).
-enum class job_phase { gate, bench, ab };
+// candidate_lib timed interleaved on the same input sets (runner/ab_phase.hpp); profile: the
+// first bench item's call, warmed up, then made exactly once inside a profiler range (no
+// reference, no checks, no flush in the range) for Nsight Compute (eval/profile_capture.hpp).
+enum class job_phase { gate, bench, ab, profile };
 [[nodiscard]] std::string to_string(job_phase p);
-// "gate" | "bench" | "ab"; throws std::runtime_error otherwise.
+// "gate" | "bench" | "ab" | "profile"; throws std::runtime_error otherwise.
 [[nodiscard]] job_phase job_phase_from_string(const std::string& s);
 
 struct job {

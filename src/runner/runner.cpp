@@ -200,6 +200,35 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     ev.write(result);
 }
 
+// The profile phase: one input set, the warm-up, a flush outside the range, then exactly one
+// candidate call inside the profiler range. Nothing else runs in the range — no reference, no
+// validation, no flush kernel — so `ncu --profile-from-start off` sees the candidate's kernels
+// only. The wall time is reported for the record, never as a benchmark result.
+void run_profile_item(const job& j, const bench_item& b, const entry_pair& fns, const executors& ex, event_writer& ev) {
+    const auto& plan = j.calls[static_cast<std::size_t>(b.call)];
+    ev.write({{"event", "profile_start"}, {"id", b.id}});
+    call_buffers set(plan, ex.candidate);
+    set.fill_inputs(derive_seed(b.seed, "set0"));
+    set.prepare();
+    auto fail = [&](const char* where, const call_outcome& out) {
+        json e = {{"event", "profile_result"}, {"id", b.id}, {"error", where}, {"return_code", out.return_code}};
+        if (!out.device_error.empty()) e["device_error"] = out.device_error;
+        ev.write(e);
+    };
+    for (int w = 0; w < std::max(1, b.warmup_min_calls); ++w) {
+        const auto out = ex.candidate.invoke(fns.candidate, set.get_args());
+        if (!out.ok()) return fail("warmup", out);
+    }
+    ex.candidate.flush_caches(b.flush_bytes);
+    ex.candidate.profile_range(true);
+    const auto t0 = clock_type::now();
+    const auto out = ex.candidate.invoke(fns.candidate, set.get_args());
+    const double wall_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    ex.candidate.profile_range(false);
+    if (!out.ok()) return fail("profiled call", out);
+    ev.write({{"event", "profile_result"}, {"id", b.id}, {"wall_s", wall_s}, {"warmup_calls", std::max(1, b.warmup_min_calls)}});
+}
+
 }  // namespace
 
 int run_job(const job& j, event_writer& ev, executor_base& candidate_exec, executor_base& reference_exec) {
@@ -227,6 +256,8 @@ int run_job(const job& j, event_writer& ev, executor_base& candidate_exec, execu
             for (const auto& c : j.gate) run_gate_case(j, c, fns[static_cast<std::size_t>(c.call)], ex, ev);
         } else if (j.phase == job_phase::ab) {
             for (const auto& b : j.bench) run_ab_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
+        } else if (j.phase == job_phase::profile) {
+            for (const auto& b : j.bench) run_profile_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
         } else {
             for (const auto& b : j.bench) run_bench_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
         }

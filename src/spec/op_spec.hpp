@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -73,6 +74,45 @@ struct build_settings {
     std::string arch_suffix;               // cuda: "" (sm_90) | "a" (sm_90a) | "f"; appended to the device's sm_XY
 };
 
+// Black-box mode ([op] mode = "blackbox", docs/blackbox.md): the op lives in an existing
+// repository whose own test command is the gate and whose own benchmark script prints the
+// timings. kloop builds nothing; it places the candidate at `target` in a temporary copy of the
+// repository root and runs the commands there.
+struct blackbox_command {
+    std::vector<std::string> argv;         // never a shell string
+    std::filesystem::path cwd;             // relative to the repository root; "" = the root
+    std::vector<std::pair<std::string, std::string>> env;  // set for the command, in file order
+    std::vector<std::string> pass_env;     // names (or PREFIX_*) inherited from kloop's environment
+    std::optional<double> timeout_s;       // none: the --timeout option
+    int line = 0;                          // the table's line in op.toml
+};
+
+struct blackbox_bench_shape {
+    std::string mode;                      // "bench" unless written "mode/name"
+    std::string name;
+    int line = 0;
+    [[nodiscard]] std::string get_key() const { return mode + "/" + name; }
+};
+
+struct blackbox_spec {
+    std::filesystem::path root;            // absolute: [repo] root (relative to op.toml's directory)
+    std::filesystem::path target;          // relative to root: the file a candidate replaces
+    std::vector<std::filesystem::path> exclude;  // relative to root: left out of the copy
+    blackbox_command gate;
+    std::vector<std::string> refuse_env;   // [gate] refuse_env: extra refused names / PREFIX_*
+    blackbox_command bench;
+    std::vector<blackbox_bench_shape> bench_shapes;
+    int rounds = 2;                        // bench runs per evaluation; A/B rounds (ABBA order)
+};
+
+// [python] (backend = "python" only; docs/python.md): how Python candidates run.
+struct python_settings {
+    std::string interpreter;               // "" = $KLOOP_PYTHON, else "python3"; $KLOOP_PYTHON wins over it
+    std::string device = "auto";           // "auto" | "cpu" (numpy arrays) | "cuda" (torch tensors on the GPU)
+    bool allow_tf32 = false;               // TF32 matmuls for reference and candidate alike
+    int line = 0;                          // the [python] table's line (0: absent)
+};
+
 enum class backend_kind { cpu, cuda, python };
 [[nodiscard]] std::string to_string(backend_kind b);
 // Accepts the op.toml spellings: cpu, cuda, python.
@@ -87,10 +127,15 @@ struct op_spec {
     std::filesystem::path reference;       // absolute path of the reference source
     std::vector<std::filesystem::path> frozen; // absolute; always includes op.toml and the reference
     build_settings build;
+    python_settings python;                // backend python only
     std::vector<std::string> dims;         // declared dim names, in order
     std::vector<shape_spec> shapes;
     std::vector<mode_spec> modes;
     std::uint64_t fixed_seeds[2] = {1, 2}; // gate trials 0 and 1; trial 2 is drawn at check time
+    // Set in black-box mode. Then reference is empty, dims and modes are empty, frozen holds
+    // op.toml and the listed repository files, and shapes mirrors the bench shapes (bench only,
+    // no dims) so the contract and the strategy memory key work unchanged.
+    std::optional<blackbox_spec> blackbox;
 
     // nullptr when there is no such mode / shape.
     [[nodiscard]] const mode_spec* find_mode(const std::string& name) const;

@@ -23,6 +23,7 @@
 
 #include <toml++/toml.h>
 
+#include "blackbox/gate_env.hpp"
 #include "core/error.hpp"
 #include "spec/spellcheck.hpp"
 
@@ -119,9 +120,14 @@ public:
     op_spec load(const toml::table& root) {
         m_spec.op_dir = m_op_dir;
         m_spec.spec_file = m_spec_file;
-        check_keys(root, "", {"op", "build", "dims", "shapes", "modes"});
+        check_keys(root, "", {"op", "build", "dims", "shapes", "modes", "repo", "gate", "bench", "python"});
         read_op(root);
+        if (m_spec.blackbox) {  // black-box mode: docs/blackbox.md
+            read_blackbox(root);
+            return std::move(m_spec);
+        }
         read_build(root);
+        read_python(root);
         read_dims(root);
         read_shapes(root);
         read_modes(root);
@@ -281,7 +287,7 @@ private:
 
     void read_op(const toml::table& root) {
         const toml::table& op = require_table(root, 0, "", "op", "table [op]");
-        check_keys(op, "op", {"name", "description", "backend", "reference", "frozen", "seeds"});
+        check_keys(op, "op", {"name", "description", "backend", "reference", "frozen", "seeds", "mode"});
 
         m_spec.name = require_string(op, "op", "name");
         if (!is_plain_name(m_spec.name))
@@ -298,6 +304,9 @@ private:
                          "; expected one of: cpu, cuda, python");
             m_spec.backend = *kind;
         }
+
+        if (read_op_mode(op)) return;  // black-box: read_blackbox reads frozen; no reference, no seeds
+        reject_blackbox_tables(root);
 
         const std::string ref = require_string(op, "op", "reference");
         m_spec.reference = read_relative_path(ref, line_of(*find(op, "reference")), "op.reference", false);
@@ -331,7 +340,252 @@ private:
         }
     }
 
+    // ---- black-box mode: [op] mode, [repo], [gate], [bench] ------------------------------
+
+    // Reads [op] mode; true (and m_spec.blackbox set) for "blackbox".
+    bool read_op_mode(const toml::table& op) {
+        const auto mode = optional_string(op, "op", "mode");
+        if (!mode || *mode == "native") return false;
+        if (*mode != "blackbox")
+            fail(line_of(*find(op, "mode")), "op.mode",
+                 "unknown mode '" + *mode + "'" + did_you_mean(*mode, {"native", "blackbox"}) +
+                     "; expected \"native\" (kloop builds and runs the candidate) or \"blackbox\" (a repository's "
+                     "own test and bench commands)");
+        m_spec.blackbox.emplace();
+        return true;
+    }
+
+    void reject_blackbox_tables(const toml::table& root) const {
+        for (const char* key : {"repo", "gate", "bench"})
+            if (const toml::node* n = find(root, key))
+                fail(line_of(*n), key,
+                     "[" + std::string(key) + "] is only used in black-box mode; add mode = \"blackbox\" to [op] "
+                     "(docs/blackbox.md) or remove it");
+    }
+
+    // A path relative to the repository root that stays inside it. kind: 'f' an existing regular
+    // file, 'd' an existing directory, '?' need not exist.
+    fs::path read_repo_path(const std::string& text, int line, const std::string& field, const fs::path& root,
+                            char kind) const {
+        if (text.empty()) fail(line, field, "must not be empty");
+        const fs::path rel(text);
+        if (rel.is_absolute())
+            fail(line, field, "'" + text + "' must be a path relative to the repository root ([repo] root)");
+        const fs::path norm = rel.lexically_normal();
+        if (!norm.empty() && *norm.begin() == "..")
+            fail(line, field, "'" + text + "' leaves the repository root '" + root.string() + "'");
+        const fs::path abs = absolute_path(root / norm);
+        if (kind == '?') return norm;
+        std::error_code ec;
+        const fs::file_status st = fs::status(abs, ec);
+        if (ec || !fs::exists(st))
+            fail(line, field, "'" + text + "' does not exist (looked for '" + abs.string() + "')");
+        if (kind == 'd' && !fs::is_directory(st)) fail(line, field, "'" + text + "' is not a directory");
+        if (kind == 'f' && !fs::is_regular_file(st)) fail(line, field, "'" + text + "' is not a regular file");
+        return norm;
+    }
+
+    std::vector<std::string> read_env_patterns(const toml::node& n, const std::string& field) const {
+        std::vector<std::string> out;
+        const auto names = read_string_list(n, field);
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (!blackbox::is_env_pattern(names[i].first))
+                fail(names[i].second, index(field, i),
+                     "'" + names[i].first + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*, optionally ending in '*')");
+            out.push_back(names[i].first);
+        }
+        return out;
+    }
+
+    void read_blackbox(const toml::table& root) {
+        const toml::table& op = *find(root, "op")->as_table();
+        for (const char* key : {"reference", "seeds"})
+            if (const toml::node* n = find(op, key))
+                fail(line_of(*n), join("op", key),
+                     "not used in black-box mode: the repository's gate command holds the reference and its inputs; "
+                     "list the reference file in op.frozen instead");
+        for (const char* key : {"build", "dims", "shapes", "modes"})
+            if (const toml::node* n = find(root, key))
+                fail(line_of(*n), key,
+                     "[" + std::string(key) + "] is not used in black-box mode: kloop builds nothing and the "
+                     "repository's commands choose the shapes; name the timed shapes in [bench] shapes");
+        blackbox_spec& bb = *m_spec.blackbox;
+
+        // [repo]
+        const toml::table& repo = require_table(root, 0, "", "repo", "table [repo] (root, target) in black-box mode");
+        check_keys(repo, "repo", {"root", "target", "exclude"});
+        const toml::node* rn = find(repo, "root");
+        const std::string root_text = rn ? read_string(*rn, "repo.root") : std::string(".");
+        bb.root = read_relative_path(root_text, rn ? line_of(*rn) : line_of(repo), "repo.root", true);
+        const std::string target = require_string(repo, "repo", "target");
+        bb.target = read_repo_path(target, line_of(*find(repo, "target")), "repo.target", bb.root, 'f');
+        if (const toml::node* ex = find(repo, "exclude")) {
+            const auto paths = read_string_list(*ex, "repo.exclude");
+            for (std::size_t i = 0; i < paths.size(); ++i) {
+                const fs::path p = read_repo_path(paths[i].first, paths[i].second, index("repo.exclude", i), bb.root, '?');
+                if (p == bb.target || bb.target.string().rfind(p.string() + "/", 0) == 0 || p == ".")
+                    fail(paths[i].second, index("repo.exclude", i),
+                         "'" + paths[i].first + "' would leave the target '" + bb.target.string() + "' out of the copy");
+                bb.exclude.push_back(p);
+            }
+        }
+
+        // op.frozen: repository files, relative to the root. The gate's own files must be frozen.
+        m_spec.frozen = {m_spec_file};
+        const toml::node* fr = find(op, "frozen");
+        if (fr == nullptr)
+            fail(line_of(op), "op.frozen",
+                 "missing required field 'frozen' in black-box mode: list the gate's files relative to the "
+                 "repository root (the test file, the reference implementation)");
+        const auto files = read_string_list(*fr, "op.frozen");
+        if (files.empty())
+            fail(line_of(*fr), "op.frozen",
+                 "must list at least one file in black-box mode (the test file, the reference implementation)");
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            const fs::path rel = read_repo_path(files[i].first, files[i].second, index("op.frozen", i), bb.root, 'f');
+            if (rel == bb.target)
+                fail(files[i].second, index("op.frozen", i),
+                     "'" + files[i].first + "' is the [repo] target: the loop edits it, so it cannot be frozen");
+            const fs::path p = absolute_path(bb.root / rel);
+            if (std::find(m_spec.frozen.begin(), m_spec.frozen.end(), p) == m_spec.frozen.end()) m_spec.frozen.push_back(p);
+        }
+
+        // [gate]
+        const toml::table& gate = require_table(root, 0, "", "gate", "table [gate] (command) in black-box mode");
+        check_keys(gate, "gate", {"command", "cwd", "env", "pass_env", "timeout", "refuse_env"});
+        if (const toml::node* r = find(gate, "refuse_env")) bb.refuse_env = read_env_patterns(*r, "gate.refuse_env");
+        std::vector<std::string> refused = blackbox::builtin_refused_env();
+        refused.insert(refused.end(), bb.refuse_env.begin(), bb.refuse_env.end());
+        bb.gate = read_command(gate, "gate", bb.root, refused);
+
+        // [bench]
+        const toml::table& bench = require_table(root, 0, "", "bench", "table [bench] (command, shapes) in black-box mode");
+        check_keys(bench, "bench", {"command", "cwd", "env", "pass_env", "timeout", "shapes", "rounds"});
+        bb.bench = read_command(bench, "bench", bb.root, refused);
+        const toml::node* sn = find(bench, "shapes");
+        if (sn == nullptr)
+            fail(line_of(bench), "bench.shapes",
+                 "missing required field 'shapes': the names the bench command reports (\"name\" or \"mode/name\"), so "
+                 "a shape that crashes cannot silently drop out");
+        const auto shapes = read_string_list(*sn, "bench.shapes");
+        if (shapes.empty()) fail(line_of(*sn), "bench.shapes", "must list at least one shape");
+        for (std::size_t i = 0; i < shapes.size(); ++i) {
+            const auto& [text, line] = shapes[i];
+            const std::string field = index("bench.shapes", i);
+            blackbox_bench_shape bs;
+            bs.line = line;
+            const auto slash = text.find('/');
+            bs.mode = slash == std::string::npos ? "bench" : text.substr(0, slash);
+            bs.name = slash == std::string::npos ? text : text.substr(slash + 1);
+            if (!is_plain_name(bs.mode) || !is_plain_name(bs.name))
+                fail(line, field,
+                     "'" + text + "' must be \"name\" or \"mode/name\", each [A-Za-z0-9_-]+");
+            for (const auto& other : bb.bench_shapes)
+                if (other.get_key() == bs.get_key())
+                    fail(line, field, "shape '" + text + "' is listed twice (first at line " + std::to_string(other.line) + ")");
+            bb.bench_shapes.push_back(bs);
+            shape_spec mirror;  // the contract's shape list and the memory key's shape set
+            mirror.name = bs.mode == "bench" ? bs.name : text;
+            mirror.bench = true;
+            mirror.line = line;
+            m_spec.shapes.push_back(std::move(mirror));
+        }
+        if (const toml::node* r = find(bench, "rounds")) {
+            if (!r->is_integer() || r->as_integer()->get() < 1 || r->as_integer()->get() > 100)
+                fail(line_of(*r), "bench.rounds", "must be an integer from 1 to 100, got " +
+                                                      (r->is_integer() ? std::to_string(r->as_integer()->get()) : type_name(*r)));
+            bb.rounds = static_cast<int>(r->as_integer()->get());
+        }
+    }
+
+    blackbox_command read_command(const toml::table& t, const std::string& where, const fs::path& root,
+                                  const std::vector<std::string>& refused) const {
+        blackbox_command c;
+        c.line = line_of(t);
+        const toml::node* cmd = find(t, "command");
+        if (cmd == nullptr)
+            fail(c.line, join(where, "command"),
+                 "missing required field 'command' (an argv array such as [\"python\", \"-m\", \"pytest\", \"tests/test_op.py\", \"-q\"])");
+        if (cmd->is_string())
+            fail(line_of(*cmd), join(where, "command"),
+                 "must be an array of arguments, not a shell string: [\"python\", \"-m\", \"pytest\", ...]");
+        const auto words = read_string_list(*cmd, join(where, "command"));
+        if (words.empty()) fail(line_of(*cmd), join(where, "command"), "must name a program");
+        for (std::size_t i = 0; i < words.size(); ++i)
+            if (words[i].first.empty()) fail(words[i].second, index(join(where, "command"), i), "must not be empty");
+        if (words[0].first.find('=') != std::string::npos)
+            fail(words[0].second, index(join(where, "command"), 0), "the program name must not contain '='");
+        for (const auto& w : words) c.argv.push_back(w.first);
+        if (const toml::node* cwd = find(t, "cwd")) {
+            const std::string text = read_string(*cwd, join(where, "cwd"));
+            c.cwd = read_repo_path(text, line_of(*cwd), join(where, "cwd"), root, 'd');
+            if (c.cwd == ".") c.cwd.clear();
+        }
+        if (const toml::node* env = find(t, "env")) {
+            const std::string ew = join(where, "env");
+            if (!env->is_table()) fail(line_of(*env), ew, "must be a table such as { OMP_NUM_THREADS = \"1\" }, got " + type_name(*env));
+            for (auto [k, v] : in_file_order(*env->as_table())) {
+                const std::string name(k->str());
+                const std::string field = join(ew, name);
+                if (!blackbox::is_env_pattern(name) || name.back() == '*')
+                    fail(line_of(*k), field, "'" + name + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+                if (const auto p = blackbox::matching_pattern(refused, name); !p.empty())
+                    fail(line_of(*k), field,
+                         "'" + name + "' weakens the gate (refused pattern '" + p +
+                             "'): kloop runs black-box gates only at full strength");
+                if (!v->is_string())
+                    fail(line_of(*v), field, "must be a string (environment values are text), got " + type_name(*v));
+                c.env.emplace_back(name, v->as_string()->get());
+            }
+        }
+        if (const toml::node* pe = find(t, "pass_env")) {
+            const std::string pw = join(where, "pass_env");
+            c.pass_env = read_env_patterns(*pe, pw);
+            for (std::size_t i = 0; i < c.pass_env.size(); ++i)
+                for (const auto& r : refused)
+                    if (blackbox::env_pattern_matches(r, c.pass_env[i]) || blackbox::env_pattern_matches(c.pass_env[i], r))
+                        fail(line_of(*pe->as_array()->get(i)), index(pw, i),
+                             "'" + c.pass_env[i] + "' would pass the refused variable(s) '" + r + "' to the command");
+        }
+        if (const toml::node* to = find(t, "timeout")) {
+            const double v = read_number(*to, join(where, "timeout"));
+            if (!(v > 0)) fail(line_of(*to), join(where, "timeout"), "must be a positive number of seconds, got " + format_number(v));
+            c.timeout_s = v;
+        }
+        return c;
+    }
+
     // ---- [build] ------------------------------------------------------------------------
+
+    // ---- [python] (backend = "python"; docs/python.md) -----------------------------------
+
+    void read_python(const toml::table& root) {
+        const toml::node* n = find(root, "python");
+        if (n == nullptr) return;
+        if (!n->is_table()) fail(line_of(*n), "python", "must be a table, got " + type_name(*n));
+        const toml::table& py = *n->as_table();
+        m_spec.python.line = line_of(py);
+        if (m_spec.backend != backend_kind::python)
+            fail(line_of(*n), "python",
+                 "[python] is only read with backend = \"python\" (this op's backend is '" + to_string(m_spec.backend) +
+                     "'); remove it or set [op] backend = \"python\"");
+        check_keys(py, "python", {"interpreter", "device", "allow_tf32"});
+        if (auto interp = optional_string(py, "python", "interpreter")) {
+            if (interp->empty()) fail(line_of(*find(py, "interpreter")), "python.interpreter", "must not be empty");
+            m_spec.python.interpreter = *interp;
+        }
+        if (auto dev = optional_string(py, "python", "device")) {
+            if (*dev != "auto" && *dev != "cpu" && *dev != "cuda")
+                fail(line_of(*find(py, "device")), "python.device",
+                     "unknown device '" + *dev + "'" + did_you_mean(*dev, {"auto", "cpu", "cuda"}) +
+                         "; expected \"cpu\" (numpy arrays), \"cuda\" (torch tensors on the GPU) or \"auto\"");
+            m_spec.python.device = *dev;
+        }
+        if (const toml::node* t = find(py, "allow_tf32")) {
+            if (!t->is_boolean()) fail(line_of(*t), "python.allow_tf32", "must be true or false, got " + type_name(*t));
+            m_spec.python.allow_tf32 = t->as_boolean()->get();
+        }
+    }
 
     void read_build(const toml::table& root) {
         const toml::node* n = find(root, "build");

@@ -178,7 +178,9 @@ TEST_F(LoopTest, FullLoopClassifiesAgainstTheCurrentBest) {
     const auto j = nlohmann::json::parse(v1rec);
     EXPECT_EQ(j.at("schema_version"), 1);
     EXPECT_EQ(j.at("iteration").at("status"), "positive");
-    EXPECT_EQ(j.at("iteration").at("profile").at("status"), "missing");
+    // A CPU op: Nsight Compute does not apply, and the full-profile rule does not hold it back.
+    EXPECT_EQ(j.at("iteration").at("profile").at("status"), "n/a");
+    EXPECT_FALSE(j.at("iteration").at("profile").at("suspect").get<bool>());
     EXPECT_EQ(j.at("ab").at("kind"), "kloop.compare");
     EXPECT_EQ(j.at("evaluation").at("status"), "passed");
 

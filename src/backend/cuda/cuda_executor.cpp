@@ -1,6 +1,7 @@
 // kloop backend/cuda: the CUDA executor (see cuda_executor.hpp and docs/measurement.md).
 #include "backend/cuda/cuda_executor.hpp"
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -296,6 +297,12 @@ void cuda_executor::record_clock(runner::entry_fn f, const kl_args& a, bool hold
         m_consecutive_discards = 0;
     }
     m_last_info = std::move(info);
+}
+
+void cuda_executor::do_profile_range(bool begin) {
+    KLOOP_CUDA_CALL(cudaDeviceSynchronize());
+    if (begin) KLOOP_CUDA_CALL(cudaProfilerStart());
+    else KLOOP_CUDA_CALL(cudaProfilerStop());
 }
 
 json cuda_executor::do_extra_timing(runner::entry_fn f, const std::vector<const kl_args*>& sets, double median_s) {

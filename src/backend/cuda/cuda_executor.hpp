@@ -17,7 +17,8 @@
 //     after a cool-down and a re-warm, at most k_max_consecutive_discards times in a row;
 //   - extra_timing: kernels under 20 µs also get a CUDA-graph replay time per call (N calls
 //     rotating the input sets captured into one graph, replayed, timed with events); off when
-//     KLOOP_NO_GRAPH_REPLAY is set (under ncu, which would profile every graph node).
+//     KLOOP_NO_GRAPH_REPLAY is set (under ncu, which would profile every graph node);
+//   - profile_range: cudaProfilerStart / cudaProfilerStop around the profile phase's one call.
 // Every CUDA call of the executor's own goes through KLOOP_CUDA_CALL (cuda_check.hpp).
 //
 // The census hook: set_call_observer(f) makes every invoke() (the checked calls: gate cases,
@@ -78,6 +79,7 @@ protected:
     void do_flush_caches(std::uint64_t bytes) override;
     double do_time_call(runner::entry_fn f, const kl_args& a, runner::call_outcome& outcome) override;
     void do_describe(nlohmann::json& out) const override;
+    void do_profile_range(bool begin) override;   // cudaProfilerStart / cudaProfilerStop
     nlohmann::json do_last_sample_info() const override { return m_last_info; }
     nlohmann::json do_extra_timing(runner::entry_fn f, const std::vector<const kl_args*>& sets,
                                    double median_s) override;

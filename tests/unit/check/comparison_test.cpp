@@ -1,9 +1,12 @@
-// Unit under test: check/comparison — metrics on synthetic arrays, the mismatch rule, and the
-// JSON round trip with non-finite values.
+// Unit under test: check/comparison — metrics on synthetic arrays, the mismatch rule, the JSON
+// round trip with non-finite values, and the chunked parallel reduction (same bits on any thread
+// count, first_bad the global minimum, chunk-boundary indices).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -11,6 +14,7 @@
 
 #include "check/comparison.hpp"
 #include "check/half.hpp"
+#include "core/thread_pool.hpp"
 
 using kloop::dtype;
 using kloop::check::compare_metrics;
@@ -160,4 +164,98 @@ TEST(ComparisonTest, JsonRoundTripKeepsNonFiniteValues) {
     old.erase("first_nonfinite");
     old.erase("ref_nonfinite");
     EXPECT_EQ(old.get<compare_metrics>().first_nonfinite, -1);
+}
+
+// ---- chunked, parallel comparison ----
+
+namespace {
+
+constexpr std::int64_t chunk = kloop::k_chunk_elems;
+
+// A reference with a spread of magnitudes and an output close to it, deterministic.
+void make_pair(std::int64_t n, std::vector<float>& ref, std::vector<float>& out) {
+    ref.resize(static_cast<std::size_t>(n));
+    out.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) {
+        const float r = static_cast<float>(std::sin(0.001 * static_cast<double>(i)) * (1.0 + static_cast<double>(i % 97)));
+        ref[static_cast<std::size_t>(i)] = r;
+        out[static_cast<std::size_t>(i)] = r + static_cast<float>(1e-6 * static_cast<double>((i * 7919) % 13 - 6));
+    }
+}
+
+}  // namespace
+
+TEST(ComparisonTest, SameMetricsOnOneThreadAndOnMany) {
+    kloop::thread_pool one(1);
+    kloop::thread_pool many(4);
+    for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, chunk - 1, chunk, chunk + 1, 5 * chunk + 17}) {
+        std::vector<float> ref;
+        std::vector<float> out;
+        make_pair(n, ref, out);
+        if (n > 3) {
+            out[static_cast<std::size_t>(n / 2)] = std::numeric_limits<float>::quiet_NaN();
+            ref[static_cast<std::size_t>(n - 1)] = std::numeric_limits<float>::infinity();
+        }
+        for (const auto& tol : {elementwise(1e-6, 1e-6), elementwise(0.0, 0.0), tolerance{}}) {
+            const auto a = compare_outputs(dtype::f32, out.data(), ref.data(), n, tol, one);
+            const auto b = compare_outputs(dtype::f32, out.data(), ref.data(), n, tol, many);
+            EXPECT_EQ(a, b) << "n " << n;  // every field, bit for bit
+            EXPECT_EQ(std::memcmp(&a.rel_rms, &b.rel_rms, sizeof(double)), 0);
+            EXPECT_EQ(a.n, n);
+        }
+    }
+}
+
+TEST(ComparisonTest, FirstBadIsTheGlobalMinimumOverChunks) {
+    // Mismatches in chunks 4, 1 and 3 (chunk 1's latest in its chunk): the reported first is
+    // chunk 1's, however the chunks are scheduled.
+    const std::int64_t n = 6 * chunk;
+    std::vector<double> ref(static_cast<std::size_t>(n), 1.0);
+    std::vector<double> out = ref;
+    const std::int64_t expected = 2 * chunk - 1;
+    for (std::int64_t at : {4 * chunk, expected, 3 * chunk + 5, 4 * chunk + 9}) out[static_cast<std::size_t>(at)] = 2.0;
+    out[static_cast<std::size_t>(5 * chunk + 1)] = std::numeric_limits<double>::infinity();
+    out[static_cast<std::size_t>(3 * chunk + 2)] = std::numeric_limits<double>::quiet_NaN();
+    kloop::thread_pool pool(4);
+    for (int repeat = 0; repeat < 20; ++repeat) {
+        const auto m = compare_outputs(dtype::f64, out.data(), ref.data(), n, elementwise(0.1, 0.0), pool);
+        ASSERT_EQ(m.first_bad, expected);
+        ASSERT_EQ(m.mismatches, 6);
+        ASSERT_EQ(m.first_nonfinite, 3 * chunk + 2);
+        ASSERT_EQ(m.nan_count, 1);
+        ASSERT_EQ(m.inf_count, 1);
+        ASSERT_EQ(m.max_abs, 1.0);
+    }
+}
+
+TEST(ComparisonTest, ChunkBoundaryIndicesAreExact) {
+    kloop::thread_pool pool(3);
+    for (std::int64_t n : {std::int64_t{1}, chunk - 1, chunk, chunk + 1}) {
+        for (std::int64_t at : {std::int64_t{0}, n - 1, std::min(n - 1, chunk - 1), std::min(n - 1, chunk)}) {
+            std::vector<std::int32_t> ref(static_cast<std::size_t>(n), 5);
+            std::vector<std::int32_t> out = ref;
+            out[static_cast<std::size_t>(at)] = 6;
+            const auto m = compare_outputs(dtype::i32, out.data(), ref.data(), n, elementwise(0.0, 0.0), pool);
+            ASSERT_EQ(m.first_bad, at) << "n " << n;
+            ASSERT_EQ(m.mismatches, 1);
+            ASSERT_EQ(m.max_abs, 1.0);
+        }
+    }
+}
+
+TEST(ComparisonTest, RelRmsOverManyChunksMatchesALongDoubleSum) {
+    std::vector<float> ref;
+    std::vector<float> out;
+    const std::int64_t n = 7 * chunk + 1;
+    make_pair(n, ref, out);
+    long double d2 = 0;
+    long double r2 = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+        const long double r = ref[static_cast<std::size_t>(i)];
+        const long double d = static_cast<long double>(out[static_cast<std::size_t>(i)]) - r;
+        d2 += d * d;
+        r2 += r * r;
+    }
+    const auto m = compare_outputs(dtype::f32, out.data(), ref.data(), n, tolerance{});
+    EXPECT_NEAR(m.rel_rms, static_cast<double>(std::sqrt(d2 / r2)), 1e-12 * m.rel_rms);
 }

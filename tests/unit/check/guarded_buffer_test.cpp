@@ -10,6 +10,7 @@
 
 #include "check/element_access.hpp"
 #include "check/guarded_buffer.hpp"
+#include "check/half.hpp"
 
 using kloop::dtype;
 using kloop::check::guarded_buffer;
@@ -112,4 +113,37 @@ TEST(GuardedBufferTest, MoveTransfersOwnership) {
     EXPECT_EQ(v[0].data(), p);
     EXPECT_TRUE(v[0].redzones_intact());
     EXPECT_THROW(guarded_buffer(dtype::f32, -1), std::invalid_argument);
+}
+
+TEST(GuardedBufferTest, ConstructedPoisonedEqualsPoisonAfterZeroFill) {
+    for (dtype t : {dtype::f16, dtype::bf16, dtype::f32, dtype::f64, dtype::i32, dtype::i64}) {
+        guarded_buffer a(t, 1000, 256, guarded_buffer::initial_contents::poison);
+        guarded_buffer b(t, 1000);
+        b.poison();
+        EXPECT_EQ(std::memcmp(a.data(), b.data(), a.bytes()), 0) << kloop::to_string(t);
+        EXPECT_TRUE(a.redzones_intact());
+    }
+}
+
+TEST(GuardedBufferTest, LargeBuffersArePoisonedAndZeroedEverywhere) {
+    // Several 1 MiB fill chunks plus a ragged end: every element is written, the red zones are not.
+    const std::int64_t n = (3 << 20) / 2 + 7;  // bf16: 3 MiB + 14 bytes
+    guarded_buffer b(dtype::bf16, n);
+    const auto* p = static_cast<const unsigned char*>(b.data());
+    for (std::size_t i = 0; i < b.bytes(); ++i) ASSERT_EQ(p[i], 0) << i;
+    b.poison();
+    for (std::int64_t i = 0; i < n; ++i) {
+        std::uint16_t v;
+        std::memcpy(&v, p + 2 * i, 2);
+        ASSERT_EQ(v, kloop::check::bf16_quiet_nan) << i;
+    }
+    EXPECT_TRUE(b.redzones_intact());
+    guarded_buffer w(dtype::f64, (1 << 20) / 8 * 2 + 3, 64, guarded_buffer::initial_contents::poison);
+    const auto* q = static_cast<const unsigned char*>(w.data());
+    for (std::int64_t i = 0; i < w.size(); ++i) {
+        std::uint64_t v;
+        std::memcpy(&v, q + 8 * i, 8);
+        ASSERT_EQ(v, 0x7FF8000000000000ull) << i;
+    }
+    EXPECT_TRUE(w.redzones_intact());
 }

@@ -65,12 +65,33 @@ TEST(NogoTest, ListsWhatIsMissing) {
     EXPECT_EQ(assess_nogo(rs, "x 1").positive, 2);
 }
 
+TEST(NogoTest, TheBoundComesFromTheBestVersionsProfileWhenNotGiven) {
+    auto base = record(0, S::baseline);
+    base.profile_status = "full";
+    base.profile_bound = "memory-bound";
+    base.profile_note = "fwd r16384_h8192: memory-bound: DRAM 88.1 % of peak, 4.21 TB/s (fwd_kernel)";
+    auto r1 = record(1, S::negative);
+    r1.overall = measure::ab_result{0.99, 0.97, 1.01, measure::ab_verdict::same};
+    std::vector<iteration_record> rs{base, r1};
+    const auto a = assess_nogo(rs, "");
+    EXPECT_TRUE(a.items[4].met);
+    EXPECT_NE(a.items[4].evidence.find("DRAM 88.1 %"), std::string::npos);
+    EXPECT_NE(a.items[4].evidence.find("full profile of v0"), std::string::npos);
+    EXPECT_TRUE(a.cleared);
+    rs[0].profile_bound.clear();  // no profile names a bound: still missing
+    EXPECT_FALSE(assess_nogo(rs, "").items[4].met);
+}
+
 TEST(IterationRecordTest, JsonRoundTrip) {
     auto r = record(4, S::negative, 1.5, 3.0);
     r.ab.push_back({"fwd", "a", true, "", r.bench[0].s, r.bench[0].s, measure::ab_result{1.0, 0.98, 1.02, measure::ab_verdict::same}});
     r.overall = measure::ab_result{1.0, 0.98, 1.02, measure::ab_verdict::same};
     r.git = {true, true, "deadbeef", "msg"};
     r.warnings = {"blocked"};
+    r.profile_status = "full";
+    r.profile_bound = "memory-bound";
+    r.suspect = true;
+    r.suspect_reasons = {"below_floor: x"};
     const auto back = iteration_record_from_json(to_json(r));
     EXPECT_EQ(back.number, 4);
     EXPECT_EQ(back.status, S::negative);
@@ -79,7 +100,10 @@ TEST(IterationRecordTest, JsonRoundTrip) {
     EXPECT_EQ(back.ab[0].verdict->verdict, measure::ab_verdict::same);
     EXPECT_EQ(back.overall->ci_high, 1.02);
     EXPECT_EQ(back.git.commit, "deadbeef");
-    EXPECT_EQ(back.profile_status, "missing");
+    EXPECT_EQ(back.profile_status, "full");
+    EXPECT_EQ(back.profile_bound, "memory-bound");
+    EXPECT_TRUE(back.suspect);
+    EXPECT_EQ(back.suspect_reasons, r.suspect_reasons);
     EXPECT_EQ(back.warnings, r.warnings);
     EXPECT_NEAR(*geomean_median_s(back), std::sqrt(1.5e-3 * 3.0e-3), 1e-12);
     EXPECT_NE(iteration_summary_md(back, "rmsnorm").find("SAME"), std::string::npos);

@@ -1,0 +1,139 @@
+"""Input initialisers (docs/spec.md, "Init forms") generated with numpy.
+
+The same forms and parameters as kloop's C++ generator (src/check/input_generator.cpp), and the
+same seeds: every tensor is drawn from ``derive_seed(seed, name)``, so the job's seeds name the
+same streams. The values are NOT bit-identical to the C++ generator's: the C++ side uses
+xoshiro256** with its own libm-independent normal sampler, this side numpy's PCG64 and its normals.
+That does not weaken the gate: the reference and the candidate run in the same worker and always
+see the same values (the reference's inputs are copied to the candidate's fresh buffers), and
+each seed still gives the same values on every run of the worker, so a failure replays with
+``--seed``. What the gate needs from a generator is (1) values from the spec's distribution,
+(2) fresh values for a seed drawn at check time, (3) reproducibility — all three hold here.
+
+Values come back as float64 (or int64) numpy arrays; tensors.py stores them in the tensor's
+dtype (floats rounded to nearest, integers rounded half away from zero and saturated, as the
+C++ store_element does).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict
+
+import numpy as np
+
+from . import dims as dim_expr
+from .protocol import MASK64
+
+_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
+
+_ARITY = {
+    "normal": 2,
+    "uniform": 2,
+    "randint": 2,
+    "const": 1,
+    "logsigmoid_normal": 2,
+    "cu_seqlens": 1,
+    "arange": 2,
+}
+
+
+@dataclass
+class Initializer:
+    kind: str
+    a: float = 0.0
+    b: float = 1.0
+    total: str = ""  # cu_seqlens: a dim expression
+    text: str = ""
+
+
+def parse(text: str) -> Initializer:
+    """An init string (already validated by kloop's spec loader); ValueError when malformed."""
+    if not text:
+        text = "normal(0, 1)"
+    m = _CALL.match(text)
+    if m is None:
+        raise ValueError("init '%s': expected a call such as normal(0, 1)" % text)
+    name, args = m.group(1), m.group(2)
+    if name not in _ARITY:
+        raise ValueError("init '%s': unknown form '%s'" % (text, name))
+    parts = [p.strip() for p in args.split(",")] if args.strip() else []
+    if len(parts) != _ARITY[name]:
+        raise ValueError("init '%s': %s takes %d arguments, got %d" % (text, name, _ARITY[name], len(parts)))
+    if name == "cu_seqlens":
+        return Initializer(kind=name, total=parts[0], text=text)
+    nums = [float(p) for p in parts]
+    return Initializer(kind=name, a=nums[0], b=nums[1] if len(nums) > 1 else 0.0, text=text)
+
+
+def _generator(seed: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(seed & MASK64))
+
+
+def log_sigmoid(x: np.ndarray) -> np.ndarray:
+    """log(sigmoid(x)) = -softplus(-x), computed without overflow."""
+    y = -x
+    return -(np.maximum(y, 0.0) + np.log1p(np.exp(-np.abs(y))))
+
+
+def generate(init: Initializer, numel: int, is_integer_dtype: bool, dims: Dict[str, int], seed: int) -> np.ndarray:
+    """``numel`` values of ``init`` for one tensor, from the tensor's own seed."""
+    g = _generator(seed)
+    k = init.kind
+    if k == "normal":
+        return init.a + init.b * g.standard_normal(numel)
+    if k == "uniform":
+        return init.a + (init.b - init.a) * g.random(numel)
+    if k == "randint":
+        lo, hi = int(init.a), int(init.b)
+        if not hi > lo:
+            raise ValueError("init '%s': randint needs lo < hi (hi is exclusive)" % init.text)
+        return g.integers(lo, hi, size=numel, dtype=np.int64)
+    if k == "const":
+        return np.full(numel, init.a, dtype=np.float64)
+    if k == "logsigmoid_normal":
+        return log_sigmoid(init.a + init.b * g.standard_normal(numel))
+    if k == "arange":
+        return init.a + np.arange(numel, dtype=np.float64) * init.b
+    if k == "cu_seqlens":
+        return cu_seqlens(init, numel, dims, g)
+    raise ValueError("init '%s': unknown form" % init.text)
+
+
+def cu_seqlens(init: Initializer, numel: int, dims: Dict[str, int], g: np.random.Generator) -> np.ndarray:
+    """Offsets 0 = c[0] < c[1] < ... < c[n] = total: n-1 distinct cut points, sorted."""
+    if numel < 1:
+        raise ValueError("init '%s': cu_seqlens needs a tensor of at least 1 element" % init.text)
+    n = numel - 1
+    total = dim_expr.evaluate(init.total, dims)
+    if total < n:
+        raise ValueError(
+            "init '%s': total %d is smaller than the number of sequences %d" % (init.text, total, n)
+        )
+    if n == 0 and total != 0:
+        raise ValueError("init '%s': one offset cannot end at total %d" % (init.text, total))
+    out = np.zeros(numel, dtype=np.int64)
+    if n == 0:
+        return out
+    if n > 1:
+        cuts = g.choice(total - 1, size=n - 1, replace=False) + 1
+        out[1:n] = np.sort(cuts)
+    out[n] = total
+    return out
+
+
+def to_integer(values: np.ndarray, bits: int) -> np.ndarray:
+    """Round half away from zero, NaN to 0, saturate to the integer range (store_element's rule)."""
+    lo_int, hi_int = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if values.dtype.kind in "iu":
+        return np.clip(values, lo_int, hi_int).astype(np.int64)
+    v = np.where(np.isnan(values), 0.0, values)
+    r = np.trunc(v + np.copysign(0.5, v))
+    edge = float(1 << (bits - 1))  # exact in double: -edge is the minimum, edge is one past the maximum
+    high = r >= edge
+    low = r <= -edge
+    out = np.where(high | low, 0.0, r).astype(np.int64)
+    out[high] = hi_int
+    out[low] = lo_int
+    return out

@@ -1,0 +1,171 @@
+"""Command line of the worker.
+
+    python -m kloop_worker --job JOB.json --events EVENTS.jsonl
+        Run one job (gate, bench or ab), like kloop-runner. Exit status: 0 when the job ran to
+        the end (whatever the candidate did, short of killing the process), 3 when a library
+        could not be loaded or the device became unusable (a "fatal" event says why), 2 for a
+        bad command line or job.
+
+    python -m kloop_worker --probe --source S --snapshot P --module NAME --device D
+                           --role candidate|reference [--triton-cache DIR] --out FACTS.json
+        kloop's "build" step for a Python source: the interpreter's and the packages' versions,
+        the tensor mode this machine gives the spec's device, the static screen of the source
+        (python_source_screen) and whether the snapshot imports. Writes one JSON object to
+        FACTS.json and exits 0; a problem of the environment is reported in it
+        ("environment_error", "missing_module"), as is an import failure ("import_error").
+
+Only the standard library is imported before the events file is open, so that even a missing
+numpy is reported through the channel rather than as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from typing import List, Optional
+
+from . import PROTOCOL_VERSION
+from .protocol import EventWriter, JobError, parse_job
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m kloop_worker", description="kloop's Python worker")
+    p.add_argument("--job")
+    p.add_argument("--events")
+    p.add_argument("--probe", action="store_true")
+    p.add_argument("--source")
+    p.add_argument("--snapshot")
+    p.add_argument("--module")
+    p.add_argument("--device", default="auto")
+    p.add_argument("--role", default="candidate")
+    p.add_argument("--triton-cache", default="")
+    p.add_argument("--out")
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.probe:
+        return probe(args)
+    if not args.job or not args.events:
+        sys.stderr.write("usage: python -m kloop_worker --job JOB.json --events EVENTS.jsonl\n")
+        return 2
+    try:
+        with open(args.job, "r", encoding="utf-8") as f:
+            job = parse_job(json.load(f))
+    except (OSError, ValueError, JobError) as e:
+        sys.stderr.write("kloop-worker: error: bad job '%s': %s\n" % (args.job, e))
+        return 2
+    try:
+        events = EventWriter(args.events)
+    except OSError as e:
+        sys.stderr.write("kloop-worker: error: cannot open events file '%s': %s\n" % (args.events, e))
+        return 2
+    try:
+        return run_job(job, events)
+    finally:
+        events.close()
+
+
+def run_job(job, events) -> int:
+    from . import environment
+
+    # The run's settings come with the candidate's manifest (the spec's [python] table).
+    settings = {}
+    try:
+        with open(job.candidate_lib, "r", encoding="utf-8") as f:
+            settings = json.load(f)
+    except (OSError, ValueError) as e:
+        events.write({"event": "fatal", "message": "cannot read the library manifest '%s': %s" % (job.candidate_lib, e)})
+        return 3
+    facts = environment.resolve(settings.get("device", "auto"))
+    if "environment_error" in facts:
+        events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "worker": facts})
+        events.write({"event": "fatal", "message": "cannot use the device: " + facts["environment_error"]})
+        return 3
+    try:
+        from . import worker as worker_mod
+
+        backend = environment.make_backend(facts)
+        timer = worker_mod.make_timer(backend)
+        flags = worker_mod.make_flags(backend, bool(settings.get("allow_tf32", False)))
+    except Exception as e:
+        traceback.print_exc()
+        events.write({"event": "fatal", "message": "cannot use the device: %s: %s" % (type(e).__name__, e)})
+        return 3
+    device = timer.describe()
+    facts["numeric_flags"] = flags.expected()
+    facts["protocol"] = PROTOCOL_VERSION
+    events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "candidate_device": device,
+                  "reference_device": device, "worker": facts})
+    w = worker_mod.Worker(job, events, backend, timer, flags)
+    try:
+        w.load()
+    except Exception as e:
+        events.write({"event": "fatal", "message": worker_mod.format_load_error(e)})
+        return 3
+    try:
+        w.run()
+    except worker_mod.Fatal as e:
+        events.write({"event": "fatal", "message": str(e)})
+        return 3
+    except Exception as e:  # a bug in the worker, or a device that failed in kloop's own code
+        traceback.print_exc()
+        events.write({"event": "fatal", "message": "kloop worker error: %s: %s" % (type(e).__name__, e)})
+        return 3
+    events.write({"event": "done"})
+    return 0
+
+
+def probe(args) -> int:
+    if not args.out or not args.source or not args.snapshot:
+        sys.stderr.write("usage: python -m kloop_worker --probe --source S --snapshot P --module M --out FILE\n")
+        return 2
+    from . import environment
+
+    facts = environment.resolve(args.device)
+    facts["protocol"] = PROTOCOL_VERSION
+    if "environment_error" not in facts:
+        from . import screen
+
+        try:
+            with open(args.snapshot, "r", encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            text = ""
+            facts["import_error"] = "cannot read '%s': %s" % (args.snapshot, e)
+        if args.role == "candidate":
+            facts["screen"] = screen.screen_source(text, os.path.basename(args.source))
+        if "import_error" not in facts:
+            from .candidate import LoadError, import_library
+
+            manifest = {
+                "source": args.source,
+                "snapshot": args.snapshot,
+                "module": args.module or "kloop_probe",
+                "triton_cache_dir": args.triton_cache,
+            }
+            try:
+                module = import_library(manifest)
+                facts["functions"] = sorted(
+                    n for n, v in vars(module).items() if callable(v) and not n.startswith("__")
+                )
+            except LoadError as e:
+                facts["import_error"] = str(e)
+                cause = e.__cause__
+                if cause is not None:
+                    facts["import_traceback"] = "".join(
+                        traceback.format_exception(type(cause), cause, cause.__traceback__)
+                    )[-6000:]
+            except BaseException as e:  # noqa: BLE001
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                facts["import_error"] = "%s: %s" % (type(e).__name__, e)
+    tmp = args.out + ".tmp-%d" % os.getpid()
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(facts, f, indent=1, default=str)
+    os.replace(tmp, args.out)
+    return 0

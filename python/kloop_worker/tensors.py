@@ -1,0 +1,373 @@
+"""Guarded, poisoned tensors for one call, on numpy or torch: the Python twin of
+src/check/guarded_buffer and src/runner/call_buffers.
+
+Every tensor is one allocation of bytes laid out as kloop's guarded_buffer lays it out::
+
+    [ front red zone (256 B) | data | back red zone (256 B) ]
+
+with the same canary pattern (byte k of a zone is 0x80 | ((29 k + phase) mod 127), phases 0x35
+front and 0x4A back), the data 64-byte aligned and the back zone starting at the first byte past
+the data. The candidate gets a typed, shaped *view* of the data only; after the call the zones are
+compared with the pattern and the first damaged byte is reported as an offset from the data's
+first byte (negative: before it), exactly as the native runner reports it. Outputs are poisoned
+before every call (canonical quiet NaN for floats, 0xFF bytes for integers); inputs keep a
+pristine copy so that a modified input is found byte for byte.
+
+Backends: ``numpy`` (host arrays; bf16 needs the ml_dtypes package) and ``torch`` (tensors on
+"cuda", or on "cpu" when no GPU is visible, e.g. for TRITON_INTERPRET=1).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from . import inits
+from .protocol import CallPlan, TensorPlan, derive_seed
+
+REDZONE_BYTES = 256
+ALIGNMENT = 64
+FRONT_PHASE = 0x35
+BACK_PHASE = 0x4A
+
+ELEMENT_BYTES = {"f32": 4, "f64": 8, "f16": 2, "bf16": 2, "i32": 4, "i64": 8}
+FLOAT_DTYPES = ("f32", "f64", "f16", "bf16")
+# The poison of each dtype as the bit pattern of a same-width integer (guarded_buffer::poison).
+POISON_BITS = {"f16": 0x7E00, "bf16": 0x7FC0, "f32": 0x7FC00000, "f64": 0x7FF8000000000000}
+_INT_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def canary(n: int, phase: int) -> np.ndarray:
+    k = np.arange(n, dtype=np.int64)
+    return (0x80 | ((k * 29 + phase) % 0x7F)).astype(np.uint8)
+
+
+def front_bytes() -> int:
+    return (REDZONE_BYTES + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+_FRONT = canary(front_bytes(), FRONT_PHASE)
+_BACK = canary(REDZONE_BYTES, BACK_PHASE)
+
+
+def _signed_bits(value: int, width: int) -> int:
+    """An unsigned bit pattern as the signed integer of the same width (for fill())."""
+    bits = width * 8
+    return value - (1 << bits) if value >= (1 << (bits - 1)) else value
+
+
+def f64_to_bf16_bits(values: np.ndarray) -> np.ndarray:
+    """Round to nearest even bf16 (through f32), NaN to the canonical 0x7FC0; uint16 bits."""
+    f = np.asarray(values, dtype=np.float64).astype(np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(f), np.uint16(0x7FC0), rounded).astype(np.uint16)
+
+
+def bf16_bits_to_f64(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def host_bytes(dtype: str, values: np.ndarray) -> np.ndarray:
+    """Generated values (float64 or int64) stored in ``dtype``, as raw little-endian bytes."""
+    if dtype == "f32":
+        typed = np.asarray(values, dtype=np.float64).astype(np.float32)
+    elif dtype == "f64":
+        typed = np.asarray(values, dtype=np.float64)
+    elif dtype == "f16":
+        typed = np.asarray(values, dtype=np.float64).astype(np.float16)
+    elif dtype == "bf16":
+        typed = f64_to_bf16_bits(values)
+    elif dtype == "i32":
+        typed = inits.to_integer(np.asarray(values), 32).astype(np.int32)
+    elif dtype == "i64":
+        typed = inits.to_integer(np.asarray(values), 64).astype(np.int64)
+    else:
+        raise ValueError("unknown dtype '%s'" % dtype)
+    return np.ascontiguousarray(typed).view(np.uint8).reshape(-1)
+
+
+# ---- array backends --------------------------------------------------------------------------
+
+
+class NumpyBackend:
+    """Host arrays. The candidate gets numpy views; bf16 views need ml_dtypes."""
+
+    name = "numpy"
+    is_torch = False
+    is_cuda = False
+
+    def __init__(self):
+        self._bf16 = None
+        try:
+            import ml_dtypes  # type: ignore
+
+            self._bf16 = np.dtype(ml_dtypes.bfloat16)
+        except Exception:
+            self._bf16 = None
+
+    def describe(self) -> Dict[str, object]:
+        return {"tensors": "numpy", "numpy": np.__version__, "bf16": "ml_dtypes" if self._bf16 is not None else None}
+
+    def check_dtype(self, dtype: str) -> None:
+        if dtype == "bf16" and self._bf16 is None:
+            raise RuntimeError(
+                "bf16 tensors as numpy arrays need the ml_dtypes package (pip install ml_dtypes), "
+                "or run the op with torch tensors ([python] device = \"cuda\")"
+            )
+
+    def np_dtype(self, dtype: str):
+        if dtype == "bf16":
+            self.check_dtype(dtype)
+            return self._bf16
+        return {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i32": np.int32, "i64": np.int64}[dtype]
+
+    def empty_u8(self, n: int):
+        raw = np.empty(n + ALIGNMENT, dtype=np.uint8)
+        off = (-raw.ctypes.data) % ALIGNMENT
+        return raw[off : off + n]
+
+    def upload(self, dst, host_u8: np.ndarray) -> None:
+        dst[...] = host_u8
+
+    def typed_view(self, data_u8, dtype: str, shape: List[int]):
+        return data_u8.view(self.np_dtype(dtype)).reshape(tuple(shape))
+
+    def fill_bits(self, data_u8, dtype: str) -> None:
+        if dtype in POISON_BITS:
+            width = ELEMENT_BYTES[dtype]
+            data_u8.view(_INT_OF_WIDTH[width])[...] = _signed_bits(POISON_BITS[dtype], width)
+        else:
+            data_u8[...] = 0xFF
+
+    def copy(self, dst, src) -> None:
+        dst[...] = src
+
+    def clone(self, x):
+        return x.copy()
+
+    def first_difference(self, a, b) -> int:
+        if np.array_equal(a, b):
+            return -1
+        return int(np.argmax(a != b))
+
+    def first_mismatch(self, a, pattern: np.ndarray) -> int:
+        return self.first_difference(a, pattern)
+
+    def pattern(self, which: str):
+        return _FRONT if which == "front" else _BACK
+
+    def to_host(self, x) -> np.ndarray:
+        return x
+
+    def as_f64(self, data_u8, dtype: str):
+        if dtype == "bf16":
+            return bf16_bits_to_f64(data_u8.view(np.uint16))
+        return data_u8.view(self.np_dtype(dtype)).astype(np.float64)
+
+    def synchronize(self) -> None:
+        pass
+
+
+class TorchBackend:
+    """torch tensors on ``device`` ("cuda" or "cpu")."""
+
+    is_torch = True
+
+    def __init__(self, torch_module, device: str):
+        self.torch = torch_module
+        self.device = torch_module.device(device)
+        self.is_cuda = self.device.type == "cuda"
+        self.name = "torch-" + self.device.type
+        t = torch_module
+        self._dtypes = {"f32": t.float32, "f64": t.float64, "f16": t.float16, "bf16": t.bfloat16, "i32": t.int32, "i64": t.int64}
+        self._ints = {2: t.int16, 4: t.int32, 8: t.int64}
+        self._patterns = {
+            "front": t.from_numpy(_FRONT.copy()).to(self.device),
+            "back": t.from_numpy(_BACK.copy()).to(self.device),
+        }
+
+    def describe(self) -> Dict[str, object]:
+        d: Dict[str, object] = {"tensors": self.name, "torch": self.torch.__version__, "numpy": np.__version__}
+        if self.is_cuda:
+            d["cuda_runtime"] = getattr(self.torch.version, "cuda", None)
+        return d
+
+    def check_dtype(self, dtype: str) -> None:
+        pass
+
+    def torch_dtype(self, dtype: str):
+        return self._dtypes[dtype]
+
+    def empty_u8(self, n: int):
+        # The caching allocator aligns blocks to 512 bytes: the data (at +256) is 64-byte aligned.
+        return self.torch.empty(n, dtype=self.torch.uint8, device=self.device)
+
+    def upload(self, dst, host_u8: np.ndarray) -> None:
+        dst.copy_(self.torch.from_numpy(np.ascontiguousarray(host_u8)))
+
+    def typed_view(self, data_u8, dtype: str, shape: List[int]):
+        return data_u8.view(self._dtypes[dtype]).view(tuple(shape))
+
+    def fill_bits(self, data_u8, dtype: str) -> None:
+        if dtype in POISON_BITS:
+            width = ELEMENT_BYTES[dtype]
+            data_u8.view(self._ints[width]).fill_(_signed_bits(POISON_BITS[dtype], width))
+        else:
+            data_u8.fill_(0xFF)
+
+    def copy(self, dst, src) -> None:
+        dst.copy_(src)
+
+    def clone(self, x):
+        return x.clone()
+
+    def first_difference(self, a, b) -> int:
+        if self.torch.equal(a, b):
+            return -1
+        return int((a != b).to(self.torch.uint8).argmax().item())
+
+    def first_mismatch(self, a, pattern) -> int:
+        return self.first_difference(a, pattern)
+
+    def pattern(self, which: str):
+        return self._patterns[which]
+
+    def to_host(self, x) -> np.ndarray:
+        return x.detach().cpu().numpy()
+
+    def as_f64(self, data_u8, dtype: str):
+        return data_u8.view(self._dtypes[dtype]).to(self.torch.float64)
+
+    def synchronize(self) -> None:
+        if self.is_cuda:
+            self.torch.cuda.synchronize()
+
+
+# ---- one guarded tensor -------------------------------------------------------------------------
+
+
+class GuardedBuffer:
+    def __init__(self, backend, plan: TensorPlan):
+        backend.check_dtype(plan.dtype)
+        self.backend = backend
+        self.plan = plan
+        self.dtype = plan.dtype
+        self.elem = ELEMENT_BYTES[plan.dtype]
+        self.numel = plan.numel
+        self.nbytes = self.numel * self.elem
+        self.front = front_bytes()
+        self.back = REDZONE_BYTES
+        self.block = backend.empty_u8(self.front + self.nbytes + self.back)
+        self.data = self.block[self.front : self.front + self.nbytes]
+        self.view = backend.typed_view(self.data, plan.dtype, plan.shape)
+        self.reset_redzones()
+        backend.fill_bits(self.data, plan.dtype)  # zero-filled in C++; poisoned here (never read first)
+
+    def reset_redzones(self) -> None:
+        b = self.backend
+        b.copy(self.block[: self.front], b.pattern("front"))
+        b.copy(self.block[self.front + self.nbytes :], b.pattern("back"))
+
+    def poison(self) -> None:
+        self.backend.fill_bits(self.data, self.dtype)
+
+    def first_redzone_violation(self) -> Optional[int]:
+        b = self.backend
+        k = b.first_mismatch(self.block[: self.front], b.pattern("front"))
+        if k >= 0:
+            return k - self.front
+        k = b.first_mismatch(self.block[self.front + self.nbytes :], b.pattern("back"))
+        if k >= 0:
+            return self.nbytes + k
+        return None
+
+    def store(self, values: np.ndarray) -> None:
+        self.backend.upload(self.data, host_bytes(self.dtype, values))
+
+
+# ---- the buffers of one call ---------------------------------------------------------------
+
+
+_IID = ("normal", "uniform", "randint", "logsigmoid_normal")
+
+
+class CallBuffers:
+    """Inputs and outputs of one call_plan, as runner::call_buffers; one object = one set of addresses."""
+
+    def __init__(self, plan: CallPlan, backend):
+        self.plan = plan
+        self.backend = backend
+        self.inits = [inits.parse(t.init) for t in plan.inputs]
+        self.inputs = [GuardedBuffer(backend, t) for t in plan.inputs]
+        self.outputs = [GuardedBuffer(backend, t) for t in plan.outputs]
+        self.pristine = [None] * len(self.inputs)
+
+    def fill_inputs(self, seed: int) -> None:
+        for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
+            values = inits.generate(self.inits[i], t.numel, t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name))
+            buf.store(values)
+            self.pristine[i] = self.backend.clone(buf.data)
+
+    def fill_inputs_shifted(self, source: "CallBuffers", seed: int) -> None:
+        """New values at the same addresses: iid inputs get ``source``'s values circularly shifted
+        by a seed-derived offset (never 0); structured ones are generated from the seed."""
+        for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
+            n = t.numel
+            if self.inits[i].kind not in _IID or n < 2:
+                values = inits.generate(self.inits[i], n, t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name))
+                buf.store(values)
+            else:
+                g = np.random.Generator(np.random.PCG64(derive_seed(seed, t.name)))
+                shift = 1 + int(g.integers(0, n - 1))
+                e = buf.elem
+                src = source.inputs[i].data
+                b = self.backend
+                b.copy(buf.data[: (n - shift) * e], src[shift * e :])
+                b.copy(buf.data[(n - shift) * e :], src[: shift * e])
+            self.pristine[i] = self.backend.clone(buf.data)
+
+    def poison_outputs(self) -> None:
+        for o in self.outputs:
+            o.poison()
+
+    def copy_inputs_from(self, other: "CallBuffers") -> None:
+        for i, buf in enumerate(self.inputs):
+            self.backend.copy(buf.data, other.inputs[i].data)
+            self.pristine[i] = self.backend.clone(other.pristine[i])
+
+    def input_bytes(self) -> int:
+        return sum(b.nbytes for b in self.inputs)
+
+    def tensors(self) -> Dict[str, object]:
+        """The views the candidate gets, by name (inputs, then outputs)."""
+        d = {t.name: b.view for t, b in zip(self.plan.inputs, self.inputs)}
+        d.update({t.name: b.view for t, b in zip(self.plan.outputs, self.outputs)})
+        return d
+
+    def find_changed_inputs(self) -> List[Dict[str, object]]:
+        changed = []
+        for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
+            if t.inout:
+                continue
+            k = self.backend.first_difference(buf.data, self.pristine[i])
+            if k >= 0:
+                changed.append({"name": t.name, "first_changed": k // buf.elem})
+        return changed
+
+    def find_red_zone_violations(self) -> List[Dict[str, object]]:
+        bad = []
+        for t, buf in list(zip(self.plan.inputs, self.inputs)) + list(zip(self.plan.outputs, self.outputs)):
+            off = buf.first_redzone_violation()
+            if off is not None:
+                bad.append({"name": t.name, "byte_offset": off})
+        return bad
+
+    def reset_redzones(self) -> None:
+        for buf in self.inputs + self.outputs:
+            buf.reset_redzones()
+
+
+def outputs_bitwise_equal(a: CallBuffers, b: CallBuffers) -> bool:
+    return all(a.backend.first_difference(x.data, y.data) < 0 for x, y in zip(a.outputs, b.outputs))

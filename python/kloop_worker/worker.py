@@ -1,0 +1,596 @@
+"""The gate, bench and A/B phases: src/runner/runner.cpp and src/runner/ab_phase.cpp, in Python.
+
+Same events, same order of calls, same seeds (derive_seed labels), same checked-sample schedule,
+same stopping rule, same raw facts; kloop judges them with the code that judges the native
+runner. What a Python candidate adds, and how it is reported:
+
+* an exception in a call: ``"return_code": 1`` and ``"device_error": "Python exception: <the
+  traceback's last line> (at kernel.py:12 in rmsnorm_fwd)"`` plus ``"exception"`` with the type,
+  message and frame; the full traceback goes to the worker's stderr (kloop's runner log). A CUDA
+  error that poisons the context (torch.cuda.synchronize() fails afterwards) ends the worker
+  after the case is reported, as a sticky device error ends the native runner;
+* a bad return value (wrong shape, dtype or device for a returned output): the same fields,
+  ``"device_error": "bad return value: ..."``;
+* numeric flags changed by a call: ``"numeric_flags_changed": [{name, expected, actual}]`` in the
+  call's facts (gate) or the bench result; the flags are restored before the next call;
+* the kernel census of each checked gate call (torch on CUDA): ``"census"``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from . import metrics
+from .candidate import (
+    LoadError,
+    NoFlags,
+    NumericFlags,
+    OutputError,
+    bind_candidate,
+    bind_reference,
+    describe_exception,
+    import_library,
+    read_manifest,
+    use_caches,
+)
+from .protocol import BenchItem, GateCase, Job, derive_seed
+from .stopping import StoppingRule
+from .tensors import CallBuffers, outputs_bitwise_equal
+
+
+class Fatal(Exception):
+    """Ends the worker with a "fatal" event (exit status 3), as the native runner's throws do."""
+
+
+@dataclass
+class Outcome:
+    return_code: int = 0
+    device_error: str = ""
+    exception: Optional[Dict[str, Any]] = None
+    sticky: bool = False
+    census: Optional[Dict[str, Any]] = None
+    flags_changed: List[Dict[str, Any]] = field(default_factory=list)
+
+    def ok(self) -> bool:
+        return self.return_code == 0 and not self.device_error
+
+
+@dataclass
+class Side:
+    """One loaded library (candidate, reference or base) and its functions per call."""
+
+    manifest: Dict[str, Any]
+    module: Any
+    callees: List[Any] = field(default_factory=list)
+
+
+class Worker:
+    def __init__(self, job: Job, events, backend, timer, flags):
+        self.job = job
+        self.ev = events
+        self.backend = backend
+        self.timer = timer
+        self.flags = flags
+        self.reference: Optional[Side] = None
+        self.candidate: Optional[Side] = None
+        self.base: Optional[Side] = None
+
+    # ---- loading --------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Reference, candidate (and base): import and bind every call, or raise LoadError."""
+        modes: List[str] = []
+        for c in self.job.calls:
+            if c.mode not in modes:
+                modes.append(c.mode)
+        loaded: Dict[str, Side] = {}
+
+        def side_of(path: str) -> Side:
+            if path in loaded:
+                return Side(loaded[path].manifest, loaded[path].module)
+            m = read_manifest(path)
+            s = Side(m, import_library(m))
+            loaded[path] = s
+            return Side(m, s.module)
+
+        self.reference = side_of(self.job.reference_lib)
+        self.candidate = side_of(self.job.candidate_lib)
+        if self.job.phase == "ab":
+            self.base = side_of(self.job.base_lib)
+        for plan in self.job.calls:
+            use_caches(self.reference.manifest)
+            self.reference.callees.append(bind_reference(self.reference.module, self.reference.manifest, plan, self.backend))
+            for side in (self.candidate, self.base):
+                if side is None:
+                    continue
+                use_caches(side.manifest)
+                side.callees.append(bind_candidate(side.module, side.manifest, plan, self.backend, modes))
+
+    # ---- one call -------------------------------------------------------------------------------
+
+    def _device_broken(self) -> bool:
+        if not self.backend.is_cuda:
+            return False
+        try:
+            self.backend.torch.cuda.synchronize()
+            return False
+        except Exception:
+            return True
+
+    def _failure(self, callee, e: BaseException) -> Outcome:
+        if isinstance(e, KeyboardInterrupt):
+            raise e
+        if isinstance(e, OutputError):
+            return Outcome(return_code=1, device_error="bad return value: " + str(e))
+        info = describe_exception(e, callee.files)
+        sys.stderr.write("kloop-worker: %s raised:\n%s" % (os.path.basename(callee.manifest["source"]), info["traceback"]))
+        sys.stderr.flush()
+        sticky = self._device_broken()
+        exc = {k: info[k] for k in ("type", "message", "where")}
+        return Outcome(return_code=1, device_error="Python exception: " + info["text"], exception=exc, sticky=sticky)
+
+    def _check_flags(self, out: Outcome) -> Outcome:
+        changed = self.flags.changed()
+        if changed:
+            out.flags_changed = changed
+            self.flags.apply()
+        return out
+
+    def invoke(self, side: Side, call: int, bufs: CallBuffers, census: bool = False) -> Outcome:
+        """A checked call, run to completion (device-wide)."""
+        callee = side.callees[call]
+        use_caches(side.manifest)
+        self.flags.apply()
+        try:
+            kw = callee.kwargs(bufs)
+            ret, c = self.timer.checked_call(callee, kw, census)
+            rc = callee.finish(ret, bufs)
+            self.backend.synchronize()
+            out = Outcome(return_code=rc, census=c)
+        except BaseException as e:  # noqa: BLE001 - the candidate may raise anything
+            out = self._failure(callee, e)
+        return self._check_flags(out)
+
+    def time_call(self, side: Side, call: int, bufs: CallBuffers):
+        """One timed sample (caches already flushed): (seconds, outcome, sample info)."""
+        callee = side.callees[call]
+        use_caches(side.manifest)
+        self.flags.apply()
+        dt, info = 0.0, None
+        try:
+            kw = callee.kwargs(bufs)
+            dt, ret, info = self.timer.time_call(callee, kw)
+            rc = callee.finish(ret, bufs)
+            self.backend.synchronize()
+            out = Outcome(return_code=rc)
+        except BaseException as e:  # noqa: BLE001
+            out = self._failure(callee, e)
+        return dt, self._check_flags(out), info
+
+    def run_reference(self, call: int, ref: CallBuffers):
+        """The reference on ``ref``'s current inputs: (return code, error text or None)."""
+        ref.poison_outputs()
+        out = self.invoke(self.reference, call, ref)
+        if out.sticky:
+            raise Fatal("device error in the reference: " + out.device_error)
+        return out.return_code if out.ok() else (out.return_code or 1), (out.device_error or None)
+
+    @staticmethod
+    def facts(out: Outcome, cand: CallBuffers, ref: CallBuffers, ref_rc: int, ref_err=None) -> Dict[str, Any]:
+        j: Dict[str, Any] = {
+            "return_code": out.return_code,
+            "reference_return_code": ref_rc,
+            "changed_inputs": cand.find_changed_inputs(),
+            "red_zone_violations": cand.find_red_zone_violations(),
+            "outputs": metrics.compare_outputs(cand, ref),
+        }
+        if out.device_error:
+            j["device_error"] = out.device_error
+        if out.exception:
+            j["exception"] = out.exception
+        if out.census is not None:
+            j["census"] = out.census
+        if out.flags_changed:
+            j["numeric_flags_changed"] = out.flags_changed
+        if ref_err:
+            j["reference_error"] = ref_err
+        return j
+
+    def _sticky_result(self, event: str, item_id: int, out: Outcome) -> None:
+        self.ev.write({"event": event, "id": item_id, "return_code": out.return_code, "device_error": out.device_error})
+        raise Fatal("device error in the candidate: " + out.device_error)
+
+    # ---- gate -----------------------------------------------------------------------------------
+
+    def gate_case(self, c: GateCase) -> None:
+        plan = self.job.calls[c.call]
+        self.ev.write({"event": "case_start", "id": c.id})
+        ref = CallBuffers(plan, self.backend)
+        ref.fill_inputs(c.seed)
+        self.ev.write({"event": "stage", "id": c.id, "stage": "reference"})
+        ref_rc, ref_err = self.run_reference(c.call, ref)
+        if ref_rc != 0:
+            e = {"event": "case_result", "id": c.id, "reference_return_code": ref_rc}
+            if ref_err:
+                e["reference_error"] = ref_err
+            self.ev.write(e)
+            return
+
+        # Fresh buffers (other addresses) with the same values; outputs poisoned by construction.
+        cand = CallBuffers(plan, self.backend)
+        cand.copy_inputs_from(ref)
+        self.ev.write({"event": "stage", "id": c.id, "stage": "candidate"})
+        t0 = time.perf_counter()
+        out = self.invoke(self.candidate, c.call, cand, census=True)
+        call_s = time.perf_counter() - t0
+        if out.sticky:
+            self._sticky_result("case_result", c.id, out)
+        result: Dict[str, Any] = {"event": "case_result", "id": c.id}
+        result.update(self.facts(out, cand, ref, 0))
+        result["call_s"] = call_s
+        candidate_s = call_s
+
+        if out.ok() and c.trial == 0:
+            # Same addresses, new values, right after the first call: a result cached on
+            # pointers comes back stale here.
+            self.ev.write({"event": "stage", "id": c.id, "stage": "same_address_recheck"})
+            cand.fill_inputs(derive_seed(c.seed, "same-address"))
+            cand.poison_outputs()
+            t1 = time.perf_counter()
+            out_same = self.invoke(self.candidate, c.call, cand, census=True)
+            candidate_s += time.perf_counter() - t1
+            if out_same.sticky:
+                self._sticky_result("case_result", c.id, out_same)
+            ref.copy_inputs_from(cand)
+            ref_rc_same, ref_err_same = self.run_reference(c.call, ref)
+            result["same_address_recheck"] = self.facts(out_same, cand, ref, ref_rc_same, ref_err_same)
+
+            # Determinism: the same values on fresh buffers must give identical bits.
+            self.ev.write({"event": "stage", "id": c.id, "stage": "determinism"})
+            again = CallBuffers(plan, self.backend)
+            again.copy_inputs_from(cand)
+            t1 = time.perf_counter()
+            out_again = self.invoke(self.candidate, c.call, again)
+            candidate_s += time.perf_counter() - t1
+            if out_again.sticky:
+                self._sticky_result("case_result", c.id, out_again)
+            result["deterministic"] = bool(out_same.ok() and out_again.ok() and outputs_bitwise_equal(cand, again))
+            if out_again.flags_changed and "numeric_flags_changed" not in result:
+                result["numeric_flags_changed"] = out_again.flags_changed
+        result["candidate_s"] = candidate_s
+        self.ev.write(result)
+
+    # ---- bench ----------------------------------------------------------------------------------
+
+    def _make_sets(self, b: BenchItem, plan, spare_shifted: bool):
+        n_sets = max(1, b.input_sets)
+        sets = []
+        for k in range(n_sets):
+            s = CallBuffers(plan, self.backend)
+            if k == 0:
+                s.fill_inputs(derive_seed(b.seed, "set0"))
+            else:
+                s.fill_inputs_shifted(sets[0], derive_seed(b.seed, "set%d" % k))
+            sets.append(s)
+        spare = CallBuffers(plan, self.backend)
+        if spare_shifted:
+            spare.fill_inputs_shifted(sets[0], derive_seed(b.seed, "spare"))
+        else:
+            spare.fill_inputs(derive_seed(b.seed, "spare"))
+        return sets, spare
+
+    @staticmethod
+    def _failure_fields(out: Outcome) -> Dict[str, Any]:
+        e: Dict[str, Any] = {"return_code": out.return_code}
+        if out.device_error:
+            e["device_error"] = out.device_error
+        if out.exception:
+            e["exception"] = out.exception
+        return e
+
+    def bench_item(self, b: BenchItem) -> None:
+        plan = self.job.calls[b.call]
+        self.ev.write({"event": "bench_start", "id": b.id})
+        sets, spare = self._make_sets(b, plan, spare_shifted=True)
+        n_sets = len(sets)
+        ref = CallBuffers(plan, self.backend)
+        flags_changed: List[Dict[str, Any]] = []
+
+        def fail(where: str, sample: int, out: Outcome) -> None:
+            e = {"event": "bench_result", "id": b.id, "error": where, "sample": sample}
+            e.update(self._failure_fields(out))
+            self.ev.write(e)
+            if out.sticky:
+                raise Fatal("device error in the candidate: " + out.device_error)
+
+        def note_flags(out: Outcome, sample: int) -> None:
+            if out.flags_changed and not flags_changed:
+                flags_changed.extend(dict(f, sample=sample) for f in out.flags_changed)
+
+        # Warm-up: page in code and data, compile (Triton), let clocks and caches settle.
+        warm, warm_s = 0, 0.0
+        warm_start = time.perf_counter()
+        while warm < b.warmup_min_calls or time.perf_counter() - warm_start < b.warmup_min_s:
+            s = sets[warm % n_sets]
+            dt, out, _ = self.time_call(self.candidate, b.call, s)
+            warm_s += dt
+            note_flags(out, -1)
+            if not out.ok():
+                return fail("warmup", warm, out)
+            warm += 1
+            if warm >= 1000:
+                break
+
+        rule = StoppingRule(b.stop)
+        samples: List[float] = []
+        checks: List[Dict[str, Any]] = []
+        sample_info: List[Dict[str, Any]] = []
+        discarded = 0
+        s = 0
+        while not rule.done:
+            cur = sets[s % n_sets]
+            checked = b.is_checked_sample(s, len(checks))
+            if checked:
+                cur.fill_inputs_shifted(spare, derive_seed(b.seed, "check%d" % s))
+                cur.poison_outputs()
+            self.timer.flush_caches(b.flush_bytes)
+            dt, out, info = self.time_call(self.candidate, b.call, cur)
+            note_flags(out, s)
+            if not out.ok():
+                return fail("sample", s, out)
+            if isinstance(info, dict) and info.get("discard"):
+                discarded += 1
+                continue
+            if info is not None:
+                sample_info.append(info)
+            samples.append(dt)
+            rule.add(dt)
+            if checked:
+                ref.copy_inputs_from(cur)
+                ref_rc, ref_err = self.run_reference(b.call, ref)
+                f = self.facts(out, cur, ref, ref_rc, ref_err)
+                f["sample"] = s
+                checks.append(f)
+            s += 1
+        # The final check: one more call after the last sample, new values at the same addresses.
+        if b.check_every > 0 and samples:
+            cur = sets[s % n_sets]
+            cur.fill_inputs_shifted(spare, derive_seed(b.seed, "final-check"))
+            cur.poison_outputs()
+            _, out, _ = self.time_call(self.candidate, b.call, cur)
+            note_flags(out, s)
+            if not out.ok():
+                return fail("final check", s, out)
+            ref.copy_inputs_from(cur)
+            ref_rc, ref_err = self.run_reference(b.call, ref)
+            f = self.facts(out, cur, ref, ref_rc, ref_err)
+            f["sample"] = s
+            f["final"] = True
+            checks.append(f)
+        result: Dict[str, Any] = {
+            "event": "bench_result",
+            "id": b.id,
+            "samples_s": samples,
+            "warmup_calls": warm,
+            "warmup_s": warm_s,
+            "stop_reason": rule.state,
+            "input_sets": n_sets,
+            "flush_bytes": b.flush_bytes,
+            "checks": checks,
+            "discarded_samples": discarded,
+        }
+        if sample_info:
+            result["sample_info"] = sample_info
+        if flags_changed:
+            result["numeric_flags_changed"] = flags_changed
+        self.ev.write(result)
+
+    # ---- A/B ------------------------------------------------------------------------------------
+
+    def ab_item(self, b: BenchItem) -> None:
+        plan = self.job.calls[b.call]
+        self.ev.write({"event": "ab_start", "id": b.id})
+        sides = [self.base, self.candidate]
+        names = ["base", "candidate"]
+        sets, spare = self._make_sets(b, plan, spare_shifted=False)
+        n_sets = len(sets)
+        ref = CallBuffers(plan, self.backend)
+        next_set = [0]
+
+        def take_set() -> CallBuffers:
+            s = sets[next_set[0] % n_sets]
+            next_set[0] += 1
+            return s
+
+        def side_at(rnd: int, pos: int) -> int:  # ABBA
+            return 0 if (rnd % 2 == 0) == (pos == 0) else 1
+
+        samples: List[List[float]] = [[], []]
+        flags_changed: List[Dict[str, Any]] = []
+
+        def fail(where: str, side: int, sample: int, out: Outcome) -> None:
+            e = {"event": "ab_result", "id": b.id, "error": where, "side": names[side], "sample": sample,
+                 "base_samples_s": samples[0], "candidate_samples_s": samples[1]}
+            e.update(self._failure_fields(out))
+            self.ev.write(e)
+            if out.sticky:
+                raise Fatal("device error in the %s: %s" % (names[side], out.device_error))
+
+        def note_flags(out: Outcome, side: int, sample: int) -> None:
+            if out.flags_changed and not flags_changed:
+                flags_changed.extend(dict(f, sample=sample, side=names[side]) for f in out.flags_changed)
+
+        self.ev.write({"event": "stage", "id": b.id, "stage": "warmup"})
+        warm = [0, 0]
+        warm_s = [0.0, 0.0]
+        warm_start = time.perf_counter()
+        for r in range(1000):
+            if warm[0] >= b.warmup_min_calls and warm[1] >= b.warmup_min_calls and \
+                    time.perf_counter() - warm_start >= 2 * b.warmup_min_s:
+                break
+            for pos in range(2):
+                side = side_at(r, pos)
+                dt, out, _ = self.time_call(sides[side], b.call, take_set())
+                warm_s[side] += dt
+                note_flags(out, side, -1)
+                if not out.ok():
+                    return fail("warmup", side, warm[side], out)
+                warm[side] += 1
+
+        self.ev.write({"event": "stage", "id": b.id, "stage": "timing"})
+        rules = [StoppingRule(b.stop), StoppingRule(b.stop)]
+        stopped = ["not_done", "not_done"]
+        checks: List[List[Dict[str, Any]]] = [[], []]
+        item_stop = "both_done"
+        discarded = [0, 0]
+        max_retakes = 10
+        r = 0
+        while True:
+            if stopped[0] != "not_done" and stopped[1] != "not_done":
+                break
+            capped = False
+            for si in range(2):
+                if rules[si].total_s >= rules[si].max_time_s:
+                    capped, item_stop = True, "time_cap"
+                elif rules[si].count >= rules[si].max_samples:
+                    capped, item_stop = True, "sample_cap"
+            if capped:
+                break
+            checked = b.is_checked_sample(r, len(checks[0]))
+            for pos in range(2):
+                side = side_at(r, pos)
+                cur = take_set()
+                if checked:
+                    cur.fill_inputs_shifted(spare, derive_seed(b.seed, "check-%s-%d" % (names[side], r)))
+                    cur.poison_outputs()
+                attempt = 0
+                while True:
+                    self.timer.flush_caches(b.flush_bytes)
+                    dt, out, info = self.time_call(sides[side], b.call, cur)
+                    note_flags(out, side, len(samples[side]))
+                    if not out.ok():
+                        break
+                    if attempt < max_retakes and isinstance(info, dict) and info.get("discard"):
+                        discarded[side] += 1
+                        attempt += 1
+                        continue
+                    break
+                if not out.ok():
+                    return fail("sample", side, len(samples[side]), out)
+                samples[side].append(dt)
+                rules[side].add(dt)
+                if stopped[side] == "not_done" and rules[side].done:
+                    stopped[side] = rules[side].state
+                if checked:
+                    ref.copy_inputs_from(cur)
+                    ref_rc, ref_err = self.run_reference(b.call, ref)
+                    f = self.facts(out, cur, ref, ref_rc, ref_err)
+                    f["sample"] = len(samples[side]) - 1
+                    checks[side].append(f)
+            r += 1
+
+        def reason(si: int) -> str:
+            return stopped[si] if stopped[si] != "not_done" else item_stop
+
+        result = {
+            "event": "ab_result",
+            "id": b.id,
+            "order": "ABBA",
+            "base_samples_s": samples[0],
+            "candidate_samples_s": samples[1],
+            "base_checks": checks[0],
+            "candidate_checks": checks[1],
+            "base_stop_reason": reason(0),
+            "candidate_stop_reason": reason(1),
+            "stop": item_stop,
+            "base_warmup_calls": warm[0],
+            "candidate_warmup_calls": warm[1],
+            "input_sets": n_sets,
+            "flush_bytes": b.flush_bytes,
+            "base_discarded_samples": discarded[0],
+            "candidate_discarded_samples": discarded[1],
+        }
+        if flags_changed:
+            result["numeric_flags_changed"] = flags_changed
+        self.ev.write(result)
+
+    # ---- profile (Nsight Compute) -------------------------------------------------------------
+
+    def profile_item(self, b: BenchItem) -> None:
+        """run_profile_item: one input set, the warm-up, a flush outside the range, then exactly
+        one candidate call inside the profiler range (cudaProfilerStart/Stop), nothing else in it."""
+        plan = self.job.calls[b.call]
+        self.ev.write({"event": "profile_start", "id": b.id})
+        cur = CallBuffers(plan, self.backend)
+        cur.fill_inputs(derive_seed(b.seed, "set0"))
+
+        def fail(where: str, out: Outcome) -> None:
+            e = {"event": "profile_result", "id": b.id, "error": where}
+            e.update(self._failure_fields(out))
+            self.ev.write(e)
+            if out.sticky:
+                raise Fatal("device error in the candidate: " + out.device_error)
+
+        warm = max(1, b.warmup_min_calls)
+        for _ in range(warm):
+            out = self.invoke(self.candidate, b.call, cur)
+            if not out.ok():
+                return fail("warmup", out)
+        self.timer.flush_caches(b.flush_bytes)
+        profiler = None
+        if self.backend.is_cuda:
+            import torch.cuda.profiler as profiler  # type: ignore
+
+            self.backend.torch.cuda.synchronize()
+            profiler.start()
+        t0 = time.perf_counter()
+        out = self.invoke(self.candidate, b.call, cur)
+        wall_s = time.perf_counter() - t0
+        if profiler is not None:
+            profiler.stop()
+        if not out.ok():
+            return fail("profiled call", out)
+        self.ev.write({"event": "profile_result", "id": b.id, "wall_s": wall_s, "warmup_calls": warm})
+
+    # ---- the job ----------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        if self.job.phase == "gate":
+            for c in self.job.gate:
+                self.gate_case(c)
+        elif self.job.phase == "ab":
+            for b in self.job.bench:
+                self.ab_item(b)
+        elif self.job.phase == "profile":
+            for b in self.job.bench:
+                self.profile_item(b)
+        else:
+            for b in self.job.bench:
+                self.bench_item(b)
+
+
+def make_flags(backend, allow_tf32: bool):
+    if backend.is_torch:
+        return NumericFlags(backend.torch, allow_tf32)
+    return NoFlags()
+
+
+def make_timer(backend):
+    from . import timing
+
+    if backend.is_cuda:
+        from .census import Census
+
+        return timing.CudaTimer(backend, Census(backend.torch, os.getcwd()))
+    return timing.CpuTimer(backend)
+
+
+def format_load_error(e: BaseException) -> str:
+    if isinstance(e, LoadError):
+        return str(e)
+    return "%s: %s" % (type(e).__name__, e) + "\n" + traceback.format_exc()

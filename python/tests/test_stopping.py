@@ -1,0 +1,56 @@
+"""Unit under test: kloop_worker.stopping — the port of measure::stopping_rule."""
+import random
+import unittest
+
+from kloop_worker.stopping import StoppingRule
+
+STOP = {"min_samples": 10, "min_time_s": 0.5, "target_rel_stdev": 0.005, "max_time_s": 15.0, "max_samples": 100000}
+
+
+class StoppingRuleTest(unittest.TestCase):
+    def test_converges_on_steady_samples_once_the_minima_are_met(self):
+        r = StoppingRule(STOP)
+        n = 0
+        while not r.done:
+            r.add(0.1)
+            n += 1
+        self.assertEqual(r.state, "converged")
+        self.assertEqual(n, 10)  # 10 samples and 1.0 s >= 0.5 s
+
+    def test_minimum_time_holds_it_back(self):
+        r = StoppingRule(STOP)
+        for _ in range(10):
+            r.add(0.01)
+        self.assertFalse(r.done)  # 0.1 s < 0.5 s
+
+    def test_time_cap_stops_even_before_the_minima(self):
+        r = StoppingRule(STOP)
+        r.add(20.0)
+        self.assertEqual(r.state, "time_cap")
+
+    def test_sample_cap(self):
+        r = StoppingRule(dict(STOP, max_samples=3, min_samples=10))
+        for v in (1e-3, 2e-3, 3e-3):
+            r.add(v)
+        self.assertEqual(r.state, "sample_cap")
+
+    def test_a_steady_noisy_kernel_plateaus(self):
+        rng = random.Random(7)
+        r = StoppingRule(dict(STOP, min_time_s=0.0))
+        n = 0
+        while not r.done and n < 10000:
+            r.add(0.01 * (1 + 0.02 * rng.gauss(0, 1)))
+            n += 1
+        self.assertEqual(r.state, "plateau")
+        self.assertLess(n, 1000)
+
+    def test_rejects_bad_samples(self):
+        r = StoppingRule(STOP)
+        with self.assertRaises(ValueError):
+            r.add(float("nan"))
+        with self.assertRaises(ValueError):
+            r.add(-1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()

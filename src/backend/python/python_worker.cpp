@@ -1,0 +1,140 @@
+// kloop backend/python: worker location, interpreter choice, manifests, worker command lines.
+#include "backend/python/python_worker.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "platform/file_io.hpp"
+
+namespace kloop::backend::python {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? std::string(v) : std::string();
+}
+
+bool has_worker(const fs::path& dir) {
+    std::error_code ec;
+    return fs::is_regular_file(dir / "kloop_worker" / "__init__.py", ec);
+}
+
+}  // namespace
+
+fs::path worker_dir() {
+    if (std::string d = env("KLOOP_PYTHON_DIR"); !d.empty()) {
+        if (has_worker(d)) return fs::absolute(d).lexically_normal();
+        throw usage_error(fmt::format(
+            "KLOOP_PYTHON_DIR '{}' does not contain kloop_worker/__init__.py; point it at the directory that holds "
+            "kloop_worker/ (kloop's python/ folder)",
+            d));
+    }
+#ifdef KLOOP_SOURCE_DIR
+    if (fs::path src = fs::path(KLOOP_SOURCE_DIR) / "python"; has_worker(src)) return src;
+#endif
+    std::vector<fs::path> tried;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path dir = exe.parent_path();
+        for (const char* rel : {"../python", "../../python", "../../../python", "../share/kloop/python"}) {
+            const fs::path cand = (dir / rel).lexically_normal();
+            if (has_worker(cand)) return cand;
+            tried.push_back(cand);
+        }
+    }
+    std::string where;
+    for (const auto& t : tried) where += fmt::format(" '{}'", t.string());
+    throw usage_error(fmt::format(
+        "cannot find kloop's Python worker kloop_worker/ (looked in{}); set KLOOP_PYTHON_DIR to the directory that "
+        "contains kloop_worker/",
+        where.empty() ? std::string(" no directory") : where));
+}
+
+interpreter_choice choose_interpreter(const spec::op_spec& s) {
+    if (std::string p = env("KLOOP_PYTHON"); !p.empty()) return {p, "KLOOP_PYTHON"};
+    if (!s.python.interpreter.empty()) {
+        std::string name = s.python.interpreter;
+        if (name.find('/') != std::string::npos && !fs::path(name).is_absolute())
+            name = (s.op_dir / name).lexically_normal().string();
+        return {name, "[python] interpreter"};
+    }
+    return {"python3", "default"};
+}
+
+json to_json(const library_manifest& m) {
+    return json{{"schema", manifest_schema_version},
+                {"role", m.role},
+                {"source", m.source.string()},
+                {"snapshot", m.snapshot.string()},
+                {"module", m.module},
+                {"triton_cache_dir", m.triton_cache_dir.string()},
+                {"inductor_cache_dir", m.inductor_cache_dir.string()},
+                {"interpreter", m.interpreter},
+                {"worker_dir", m.worker_dir.string()},
+                {"device", m.device},
+                {"allow_tf32", m.allow_tf32},
+                {"key", m.key},
+                {"probe", m.probe}};
+}
+
+library_manifest read_manifest(const fs::path& path) {
+    json j;
+    try {
+        j = json::parse(platform::read_file(path));
+    } catch (const json::exception& e) {
+        throw usage_error(fmt::format("the Python library manifest '{}' is not JSON: {}", path.string(), e.what()));
+    }
+    if (!j.is_object() || j.value("schema", 0) != manifest_schema_version)
+        throw usage_error(fmt::format("'{}' is not a kloop Python library manifest (schema {})", path.string(),
+                                      manifest_schema_version));
+    library_manifest m;
+    try {
+        m.role = j.value("role", "");
+        m.source = j.at("source").get<std::string>();
+        m.snapshot = j.at("snapshot").get<std::string>();
+        m.module = j.at("module").get<std::string>();
+        m.triton_cache_dir = j.value("triton_cache_dir", "");
+        m.inductor_cache_dir = j.value("inductor_cache_dir", "");
+        m.interpreter = j.at("interpreter").get<std::string>();
+        m.worker_dir = j.at("worker_dir").get<std::string>();
+        m.device = j.value("device", "auto");
+        m.allow_tf32 = j.value("allow_tf32", false);
+        m.key = j.value("key", "");
+        m.probe = j.value("probe", json::object());
+    } catch (const json::exception& e) {
+        throw usage_error(fmt::format("the Python library manifest '{}' is incomplete: {}", path.string(), e.what()));
+    }
+    return m;
+}
+
+std::vector<std::pair<std::string, std::string>> worker_environment(const library_manifest& m) {
+    std::string pythonpath = m.worker_dir.string();
+    if (std::string old = env("PYTHONPATH"); !old.empty()) pythonpath += ":" + old;
+    std::vector<std::pair<std::string, std::string>> e = {
+        {"PYTHONPATH", pythonpath},
+        // No __pycache__ next to the user's files, and no stale bytecode for an edited candidate.
+        {"PYTHONDONTWRITEBYTECODE", "1"},
+        {"PYTHONUNBUFFERED", "1"},
+    };
+    if (!m.triton_cache_dir.empty()) e.emplace_back("TRITON_CACHE_DIR", m.triton_cache_dir.string());
+    if (!m.inductor_cache_dir.empty()) e.emplace_back("TORCHINDUCTOR_CACHE_DIR", m.inductor_cache_dir.string());
+    return e;
+}
+
+worker_command worker_command_for(const fs::path& candidate_manifest, const fs::path& job_path,
+                                  const fs::path& events_path) {
+    const auto m = read_manifest(candidate_manifest);
+    worker_command c;
+    c.argv = {m.interpreter, "-m", "kloop_worker", "--job", job_path.string(), "--events", events_path.string()};
+    c.env = worker_environment(m);
+    return c;
+}
+
+}  // namespace kloop::backend::python

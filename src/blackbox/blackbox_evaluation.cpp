@@ -1,0 +1,626 @@
+// kloop blackbox: gate + bench of a black-box op (see blackbox_evaluation.hpp).
+#include "blackbox/blackbox_evaluation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "blackbox/gate_env.hpp"
+#include "blackbox/repo_copy.hpp"
+#include "core/error.hpp"
+#include "platform/host_info.hpp"
+#include "platform/sha256.hpp"
+
+namespace kloop::blackbox {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::uintmax_t log_tail_bytes = 4u << 20;   // parsed: pytest's summary is at the end
+constexpr std::size_t record_tail_bytes = 4096;       // kept in the record
+
+std::string read_tail(const fs::path& p, std::uintmax_t max_bytes) {
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    if (ec) return {};
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return {};
+    const std::uintmax_t skip = size > max_bytes ? size - max_bytes : 0;
+    in.seekg(static_cast<std::streamoff>(skip));
+    std::string out(static_cast<std::size_t>(size - skip), '\0');
+    in.read(out.data(), static_cast<std::streamsize>(out.size()));
+    out.resize(static_cast<std::size_t>(in.gcount()));
+    return out;
+}
+
+std::string tail_of(const std::string& s, std::size_t n) { return s.size() > n ? "…" + s.substr(s.size() - n) : s; }
+
+// Everything one evaluation (or one A/B) needs to run commands in copies of the repository.
+class copy_runner {
+public:
+    copy_runner(const spec::op_spec& spec, platform::command_runner_base& commands, fs::path scratch)
+        : m_spec(spec), m_bb(*spec.blackbox), m_commands(commands), m_scratch(std::move(scratch)) {
+        m_refused = builtin_refused_env();
+        m_refused.insert(m_refused.end(), m_bb.refuse_env.begin(), m_bb.refuse_env.end());
+        m_exclude = m_bb.exclude;
+        // A scratch directory inside the repository (--keep ./dir) is never copied into itself.
+        std::error_code ec;
+        const fs::path rel = fs::weakly_canonical(m_scratch, ec).lexically_relative(m_bb.root);
+        if (!ec && !rel.empty() && rel != "." && *rel.begin() != "..") m_exclude.push_back(rel);
+        for (const auto& f : spec.frozen) {
+            const fs::path r = f.lexically_relative(m_bb.root);
+            if (!r.empty() && *r.begin() != "..") m_frozen_rel.push_back(r);
+        }
+    }
+
+    [[nodiscard]] const std::vector<std::string>& refused() const { return m_refused; }
+
+    // The clean environment of `cmd`; throws usage_error for a refused variable.
+    [[nodiscard]] clean_env environment_for(const spec::blackbox_command& cmd, const env_list& kloop_set) const {
+        env_sources src;
+        src.kloop_env = current_environment();
+        src.refused = m_refused;
+        src.pass_env = cmd.pass_env;
+        src.spec_env = cmd.env;
+        src.kloop_set = kloop_set;
+        return make_clean_env(src, m_spec.spec_file.string());
+    }
+
+    struct outcome {
+        command_run run;
+        std::string stdout_text;            // the tail of the whole stdout (log_tail_bytes)
+        std::string stderr_text;
+        std::vector<std::string> frozen_changed;  // frozen files the run modified in its copy
+        std::size_t copied_files = 0;
+    };
+
+    // Copies the repository, places the candidate, runs `argv` there, removes the copy.
+    outcome run(const spec::blackbox_command& cmd, const std::vector<std::string>& argv, const clean_env& env,
+                const fs::path& candidate, double timeout_s, const std::string& what) {
+        outcome o;
+        const std::string label = fmt::format("{:02d}-{}", m_counter++, what);
+        const fs::path copy = m_scratch / ("repo-" + label);
+        std::error_code ec;
+        fs::remove_all(copy, ec);
+        o.copied_files = copy_repository(m_bb.root, copy, m_exclude).files;
+        place_candidate(candidate, copy, m_bb.target);
+        std::map<fs::path, std::string> before;
+        for (const auto& f : m_frozen_rel)
+            if (fs::is_regular_file(copy / f)) before[f] = platform::sha256_file(copy / f);
+
+        command_run& r = o.run;
+        r.argv = argv;
+        r.cwd = cmd.cwd.empty() ? "." : cmd.cwd.string();
+        r.env = env.vars;
+        r.env_line = env.describe();
+        r.timeout_s = timeout_s;
+        r.log_stem = (m_scratch / label).string();
+
+        platform::process_request req;
+        req.argv = argv_with_env(env, argv);
+        if (fs::exists("/usr/bin/env")) req.argv[0] = "/usr/bin/env";
+        req.cwd = copy / cmd.cwd;
+        req.timeout_s = timeout_s;
+        req.stdout_file = r.log_stem + ".stdout";
+        req.stderr_file = r.log_stem + ".stderr";
+        const auto res = m_commands.run(req);
+        o.stdout_text = read_tail(req.stdout_file, log_tail_bytes);
+        o.stderr_text = read_tail(req.stderr_file, log_tail_bytes);
+        if (!res.started && !res.interrupted)
+            throw usage_error(fmt::format("the {} command could not start: {}", what, res.spawn_error));
+        r.started = res.started;
+        r.exit_code = res.exit_code;
+        r.term_signal = res.term_signal;
+        r.timed_out = res.timed_out;
+        r.wall_s = res.wall_s;
+        r.ended = res.describe();
+        r.stdout_tail = tail_of(o.stdout_text, record_tail_bytes);
+        r.stderr_tail = tail_of(o.stderr_text, record_tail_bytes);
+
+        for (const auto& [f, sha] : before) {
+            std::error_code fe;
+            if (!fs::is_regular_file(copy / f, fe) || platform::sha256_file(copy / f) != sha) o.frozen_changed.push_back(f.string());
+        }
+        fs::remove_all(copy, ec);
+        if (res.interrupted) throw error(exit_code::interrupted, "interrupted");
+        // `env -i` could not find or run the program: the spec's or the machine's problem.
+        if (res.exit_code == 127 || res.exit_code == 126)
+            if (o.stderr_text.rfind("env:", 0) == 0 || o.stderr_text.find("\nenv:") != std::string::npos ||
+                o.stderr_text.find("/usr/bin/env:") != std::string::npos)
+                throw usage_error(fmt::format("the {} command '{}' could not start on the command's PATH ({}): {}", what,
+                                              argv.empty() ? std::string() : argv[0], env_value(env, "PATH"),
+                                              o.stderr_text.substr(0, o.stderr_text.find('\n'))));
+        return o;
+    }
+
+    static std::string env_value(const clean_env& env, const std::string& name) {
+        for (const auto& [k, v] : env.vars)
+            if (k == name) return v;
+        return "unset";
+    }
+
+private:
+    const spec::op_spec& m_spec;
+    const spec::blackbox_spec& m_bb;
+    platform::command_runner_base& m_commands;
+    fs::path m_scratch;
+    std::vector<std::string> m_refused;
+    std::vector<fs::path> m_exclude;
+    std::vector<fs::path> m_frozen_rel;
+    int m_counter = 0;
+};
+
+// COLUMNS: pytest cuts its "FAILED <node id> - <message>" lines at the terminal width (80 in a pipe).
+env_list gate_kloop_env() { return {{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"}, {"COLUMNS", "200"}}; }
+
+env_list bench_kloop_env(const eval::evaluation_options& o) {
+    return {{"PYTHONDONTWRITEBYTECODE", "1"},
+            {"PYTHONUNBUFFERED", "1"},
+            {"KLOOP_BENCH_MIN_SAMPLES", std::to_string(o.stop.min_samples)},
+            {"KLOOP_BENCH_MIN_TIME_S", fmt::format("{}", o.stop.min_time_s)},
+            {"KLOOP_BENCH_MAX_TIME_S", fmt::format("{}", o.stop.max_time_s)},
+            {"KLOOP_BENCH_TARGET_RSD", fmt::format("{}", o.stop.target_rel_stdev)}};
+}
+
+bool has_k_option(const std::vector<std::string>& argv) {
+    return std::any_of(argv.begin() + 1, argv.end(),
+                       [](const std::string& a) { return a == "-k" || (a.rfind("-k", 0) == 0 && a.size() > 2); });
+}
+
+gate_run run_gate(copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options,
+                  const fs::path& candidate, std::size_t& copied_files) {
+    const auto& bb = *spec.blackbox;
+    gate_run g;
+    g.gate_k = options.gate_k;
+    g.partial = !options.gate_k.empty();
+    std::vector<std::string> argv = bb.gate.argv;
+    if (g.partial) {
+        if (has_k_option(argv))
+            throw usage_error("option --gate-k: the spec's gate command already selects tests with -k; a partial run "
+                              "cannot be combined with it");
+        argv.push_back("-k");
+        argv.push_back(options.gate_k);
+    }
+    const auto env = runner.environment_for(bb.gate, gate_kloop_env());
+    auto o = runner.run(bb.gate, argv, env, candidate, bb.gate.timeout_s.value_or(options.timeout_s), "gate");
+    copied_files = o.copied_files;
+    g.run = std::move(o.run);
+    g.summary = parse_pytest_output(o.stderr_text + "\n" + o.stdout_text);
+    const auto& s = g.summary;
+    const auto& r = g.run;
+    const std::string counts = s.found ? ": " + s.describe() : "";
+    if (r.timed_out) g.reason = "the gate " + r.ended;
+    else if (r.term_signal != 0) g.reason = "the gate command was " + r.ended;
+    else if (r.exit_code == 5)
+        g.reason = g.partial ? "pytest collected no tests (exit 5): --gate-k '" + g.gate_k + "' selects none" + counts
+                             : "pytest collected no tests (exit 5)" + counts;
+    else if (r.exit_code != 0) g.reason = "pytest " + describe_pytest_exit(r.exit_code) + counts;
+    else if (!s.found)
+        g.reason = "the gate exited 0 but printed no pytest summary line (kloop needs it to count the tests; `-qq` hides it)";
+    else if (s.failed > 0 || s.errors > 0) g.reason = "pytest exited 0 but reported" + counts;
+    else if (s.passed < 1) g.reason = "the gate passed no test" + counts;
+    if (!o.frozen_changed.empty())
+        g.reason = (g.reason.empty() ? "" : g.reason + "; ") + "frozen file '" + o.frozen_changed.front() +
+                   "' was modified during the gate run (in kloop's temporary copy)";
+    g.green = g.reason.empty();
+    return g;
+}
+
+struct bench_outcome {
+    bench_run run;
+    std::vector<bench_output_shape> shapes;
+};
+
+bench_outcome run_bench(copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options,
+                        const fs::path& candidate, const std::string& side, int round) {
+    const auto& bb = *spec.blackbox;
+    bench_outcome b;
+    b.run.side = side;
+    b.run.round = round;
+    const auto env = runner.environment_for(bb.bench, bench_kloop_env(options));
+    auto o = runner.run(bb.bench, bb.bench.argv, env, candidate, bb.bench.timeout_s.value_or(options.timeout_s),
+                        "bench-" + side + "-" + std::to_string(round));
+    b.run.run = std::move(o.run);
+    const auto& r = b.run.run;
+    if (!r.timed_out && r.term_signal == 0 && r.exit_code == 0) {
+        try {
+            b.shapes = parse_bench_output(o.stdout_text, bb.bench_shapes);
+        } catch (const std::invalid_argument& e) {
+            b.run.error = e.what();
+        }
+    } else {
+        const std::string last_err = [&] {
+            auto t = o.stderr_text;
+            while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+            const auto nl = t.rfind('\n');
+            return nl == std::string::npos ? t : t.substr(nl + 1);
+        }();
+        b.run.error = "the bench command " + r.ended + (last_err.empty() ? "" : " (stderr: " + last_err + ")");
+    }
+    if (!o.frozen_changed.empty() && b.run.error.empty())
+        b.run.error = "frozen file '" + o.frozen_changed.front() + "' was modified during the bench run";
+    b.run.ok = b.run.error.empty();
+    return b;
+}
+
+eval::integrity_check check(std::string name, eval::check_status st, std::string detail) {
+    return eval::integrity_check{std::move(name), st, std::move(detail)};
+}
+
+std::string patterns_text(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& p : v) s += (s.empty() ? "" : ", ") + p;
+    return s;
+}
+
+std::vector<eval::integrity_check> integrity_of(const blackbox_record& rec, const std::vector<std::string>& refused) {
+    std::vector<eval::integrity_check> out;
+    std::string env_detail = "none of " + patterns_text(refused) + " set; the commands ran with a clean environment";
+    if (!rec.gate.empty()) env_detail += " (" + rec.gate.front().run.env_line + ")";
+    out.push_back(check("gate_env_clean", eval::check_status::pass, env_detail));
+    if (rec.gate.empty()) return out;
+    const auto& g = rec.gate.front();
+    const bool touched = g.reason.find("was modified during") != std::string::npos ||
+                         std::any_of(rec.bench.begin(), rec.bench.end(),
+                                     [](const bench_run& b) { return b.error.find("was modified during") != std::string::npos; });
+    out.push_back(check("frozen_files_untouched", touched ? eval::check_status::fail : eval::check_status::pass,
+                        touched ? (g.reason.find("was modified during") != std::string::npos ? g.reason : "a bench run modified a frozen file")
+                                : std::to_string(rec.frozen.size()) + " frozen files unchanged in the copy after every run"));
+    const auto& s = g.summary;
+    if (!s.found) {
+        out.push_back(check("skipped_tests", eval::check_status::skipped, "no pytest summary"));
+    } else {
+        const int unexpected_deselected = g.partial ? 0 : s.deselected;
+        const bool clean = s.skipped == 0 && unexpected_deselected == 0 && s.xpassed == 0;
+        out.push_back(check("skipped_tests", clean ? eval::check_status::pass : eval::check_status::warn,
+                            clean ? "no test skipped or deselected"
+                                  : s.describe() + ": a skipped or deselected test did not run; an xpassed one did not fail "
+                                                   "as marked"));
+    }
+    return out;
+}
+
+eval::build_summary no_build(const spec::op_spec& spec, const std::string& what) {
+    eval::build_summary b;
+    b.ok = true;
+    b.library = (spec.blackbox->root / spec.blackbox->target).string();
+    b.diagnostics = "black box: nothing to build; " + what;
+    b.device = spec.backend == spec::backend_kind::cuda ? "cuda" : "cpu";
+    return b;
+}
+
+// "Python 3.11.2" when the gate's program is a python, asked under the gate's environment.
+std::string interpreter_version(const spec::op_spec& spec, const clean_env& env, platform::command_runner_base& commands) {
+    const auto& argv = spec.blackbox->gate.argv;
+    if (argv.empty() || fs::path(argv[0]).filename().string().rfind("python", 0) != 0) return "black-box command";
+    platform::process_request req;
+    req.argv = argv_with_env(env, {argv[0], "--version"});
+    if (fs::exists("/usr/bin/env")) req.argv[0] = "/usr/bin/env";
+    req.cwd = spec.blackbox->root;
+    req.timeout_s = 20;
+    const auto r = commands.run(req);
+    std::string v = r.stdout_text.empty() ? r.stderr_text : r.stdout_text;
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+    if (!r.succeeded() || v.empty()) return argv[0];
+    return argv[0] + " (" + v + ")";
+}
+
+eval::bench_report bench_report_of(const spec::op_spec& spec, const std::vector<bench_outcome>& runs) {
+    eval::bench_report b;
+    b.ran = true;
+    std::string failure;
+    for (const auto& r : runs)
+        if (!r.run.ok && failure.empty()) failure = r.run.error;
+    if (!runs.empty()) {
+        const auto& last = runs.back().run.run;
+        if (last.timed_out || last.term_signal != 0) b.runner_failure = last.ended;
+    }
+    bool all_ok = failure.empty();
+    for (const auto& want : spec.blackbox->bench_shapes) {
+        eval::bench_shape_report s;
+        s.mode = want.mode;
+        s.shape = want.name;
+        for (const auto& r : runs)
+            for (const auto& got : r.shapes)
+                if (got.mode == want.mode && got.name == want.name) {
+                    s.samples_s.insert(s.samples_s.end(), got.samples_s.begin(), got.samples_s.end());
+                    if (got.flops) s.flops = got.flops;
+                    if (got.bytes) s.bytes = got.bytes;
+                }
+        s.stop_reason = fmt::format("bench command x{}", runs.size());
+        if (!failure.empty()) s.error = failure;
+        if (!s.samples_s.empty() && failure.empty()) {
+            s.stats_s = measure::summarize(s.samples_s);
+            s.ok = true;
+        }
+        all_ok = all_ok && s.ok;
+        b.shapes.push_back(std::move(s));
+    }
+    b.ok = all_ok;
+    return b;
+}
+
+void fill_environment(const eval::evaluation_context& ctx, eval::evaluation& ev, const clean_env& gate_env) {
+    ev.env = eval::collect_environment(ctx);
+    const auto git = platform::git_state_of(ctx.spec.blackbox->root, ctx.commands);
+    ev.env.git_available = git.available;
+    ev.env.git_commit = git.commit;
+    ev.env.git_dirty = git.dirty;
+    ev.env.flags.clear();
+    ev.env.compiler = interpreter_version(ctx.spec, gate_env, ctx.commands);
+}
+
+}  // namespace
+
+std::vector<bench_output_shape> parse_bench_output(const std::string& text,
+                                                   const std::vector<spec::blackbox_bench_shape>& expected) {
+    json doc;
+    bool found = false;
+    std::size_t end = text.size();
+    while (end > 0 && !found) {
+        std::size_t start = text.rfind('\n', end - 1);
+        start = start == std::string::npos ? 0 : start + 1;
+        std::string line = text.substr(start, end - start);
+        end = start == 0 ? 0 : start - 1;
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        const auto first = line.find_first_not_of(" \t");
+        if (first == std::string::npos || line[first] != '{') continue;
+        auto j = json::parse(line, nullptr, false);
+        if (j.is_discarded() || !j.is_object() || !j.contains("shapes")) continue;
+        doc = std::move(j);
+        found = true;
+    }
+    if (!found)
+        throw std::invalid_argument(
+            "the bench command printed no JSON line with \"shapes\" on stdout (expected {\"shapes\": [{\"name\": ..., "
+            "\"samples_ms\": [...]}]} on one line)");
+    const json& shapes = doc.at("shapes");
+    if (!shapes.is_array()) throw std::invalid_argument("bench output: \"shapes\" must be an array");
+    std::vector<bench_output_shape> out;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const json& s = shapes[i];
+        const std::string at = fmt::format("bench output: shapes[{}]", i);
+        if (!s.is_object() || !s.contains("name") || !s.at("name").is_string())
+            throw std::invalid_argument(at + ": must be an object with a string \"name\"");
+        bench_output_shape b;
+        b.name = s.at("name").get<std::string>();
+        b.mode = s.contains("mode") && s.at("mode").is_string() ? s.at("mode").get<std::string>() : "bench";
+        const std::string key = b.mode + "/" + b.name;
+        const bool known = std::any_of(expected.begin(), expected.end(), [&](const auto& e) { return e.get_key() == key; });
+        if (!known) {
+            std::string names;
+            for (const auto& e : expected) names += (names.empty() ? "" : ", ") + e.get_key();
+            throw std::invalid_argument(at + ": shape '" + key + "' is not in the spec's [bench] shapes (" + names + ")");
+        }
+        if (std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.mode + "/" + o.name == key; }))
+            throw std::invalid_argument(at + ": shape '" + key + "' is reported twice");
+        if (!s.contains("samples_ms") || !s.at("samples_ms").is_array() || s.at("samples_ms").empty())
+            throw std::invalid_argument(at + " ('" + key + "'): \"samples_ms\" must be a non-empty array of times in ms");
+        for (const auto& v : s.at("samples_ms")) {
+            if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0))
+                throw std::invalid_argument(at + " ('" + key + "'): every sample must be a finite time > 0 ms, got " + v.dump());
+            b.samples_s.push_back(v.get<double>() * 1e-3);
+        }
+        for (const char* k : {"flops", "bytes"})
+            if (s.contains(k)) {
+                if (!s.at(k).is_number() || !(s.at(k).get<double>() >= 0))
+                    throw std::invalid_argument(at + " ('" + key + "'): \"" + k + "\" must be a number >= 0");
+                (std::string(k) == "flops" ? b.flops : b.bytes) = s.at(k).get<double>();
+            }
+        out.push_back(std::move(b));
+    }
+    for (const auto& e : expected)
+        if (std::none_of(out.begin(), out.end(), [&](const auto& o) { return o.mode + "/" + o.name == e.get_key(); }))
+            throw std::invalid_argument("bench output: shape '" + e.get_key() +
+                                        "' is missing (a shape that fails must not drop out of the table)");
+    return out;
+}
+
+eval::evaluation evaluate(const eval::evaluation_context& ctx) {
+    if (!ctx.spec.blackbox) throw internal_error("blackbox::evaluate on a native op");
+    if (!ctx.options.modes.empty())
+        throw usage_error("option --mode does not apply to a black-box op: the repository's gate command selects its "
+                          "tests (use --gate-k EXPR for a partial run)");
+    const auto& bb = *ctx.spec.blackbox;
+    fs::create_directories(ctx.scratch_dir);
+    copy_runner runner(ctx.spec, ctx.commands, ctx.scratch_dir);
+    // Refuse weakening variables before anything runs (both commands' environments).
+    const auto gate_env = runner.environment_for(bb.gate, gate_kloop_env());
+    (void)runner.environment_for(bb.bench, bench_kloop_env(ctx.options));
+
+    eval::evaluation ev;
+    ev.op = ctx.spec.name;
+    ev.candidate = ctx.candidate.string();
+    fill_environment(ctx, ev, gate_env);
+    const std::string placed = "the candidate is copied to '" + bb.target.string() + "' in a temporary copy of '" +
+                               bb.root.string() + "'";
+    ev.candidate_build = no_build(ctx.spec, placed);
+    ev.reference_build = no_build(ctx.spec, "the gate command's tests hold the reference");
+    ev.reference_build.library.clear();
+
+    blackbox_record rec;
+    rec.repo_root = bb.root.string();
+    rec.target = bb.target.string();
+    for (const auto& f : ctx.spec.frozen) rec.frozen.push_back(f.string());
+    rec.refused_env = runner.refused();
+
+    // Gate: the repository's own command, in a fresh copy.
+    auto gate = run_gate(runner, ctx.spec, ctx.options, ctx.candidate, rec.copied_files);
+    ev.gate.pass = gate.green;
+    ev.gate.partial = gate.partial;
+    ev.gate.gate_k = gate.gate_k;
+    if (gate.run.timed_out || gate.run.term_signal != 0) ev.gate.runner_failure = gate.run.ended;
+    int id = 0;
+    for (const auto& f : gate.summary.failures) {
+        eval::case_report c;
+        c.id = id++;
+        c.mode = "pytest";
+        c.shape = f.node_id;
+        c.reason = f.kind + (f.message.empty() ? "" : ": " + f.message);
+        ev.gate.cases.push_back(std::move(c));
+    }
+    if (!gate.green && ev.gate.cases.empty()) {
+        eval::case_report c;
+        c.mode = "gate";
+        c.shape = "command";
+        c.reason = gate.reason;
+        ev.gate.cases.push_back(std::move(c));
+    }
+    rec.gate.push_back(gate);
+
+    if (!gate.green) {
+        ev.status = eval::disposition::gate_failed;
+        ev.reason = "the gate is red: " + gate.reason;
+        ev.integrity = integrity_of(rec, runner.refused());
+        ev.blackbox = std::move(rec);
+        return ev;
+    }
+
+    // Bench: only on a green gate, each run in a fresh copy.
+    if (ctx.options.bench) {
+        std::vector<bench_outcome> runs;
+        for (int round = 0; round < bb.rounds; ++round) {
+            runs.push_back(run_bench(runner, ctx.spec, ctx.options, ctx.candidate, "candidate", round));
+            if (!runs.back().run.ok) break;
+        }
+        ev.bench = bench_report_of(ctx.spec, runs);
+        for (const auto& r : runs) rec.bench.push_back(r.run);
+        if (!ev.bench.ok) {
+            ev.status = eval::disposition::gate_failed;
+            ev.reason = "the bench failed: " + (rec.bench.empty() ? std::string("not run") : rec.bench.back().error);
+        }
+    }
+    ev.integrity = integrity_of(rec, runner.refused());
+    for (const auto& c : ev.integrity)
+        if (c.status == eval::check_status::fail && ev.status == eval::disposition::passed) {
+            ev.status = eval::disposition::gate_failed;
+            ev.reason = "integrity check '" + c.name + "' failed: " + c.detail;
+        }
+    ev.blackbox = std::move(rec);
+    return ev;
+}
+
+namespace {
+
+std::string side_failure(const char* side, const eval::evaluation& ev) {
+    return std::string("the ") + side + "'s gate is red: " + ev.reason;
+}
+
+void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
+    const auto& bb = *ctx.spec.blackbox;
+    const fs::path scratch = ctx.scratch_dir / (run == 0 ? std::string("ab") : "ab-run-" + std::to_string(run));
+    fs::create_directories(scratch);
+    copy_runner runner(ctx.spec, ctx.commands, scratch);
+    std::vector<bench_outcome> base_runs, cand_runs;
+    std::string failure;
+    bool failed_side_candidate = false;
+    for (int round = 0; round < bb.rounds && failure.empty(); ++round) {
+        // ABBA: alternate which side runs first, so a drift over time weighs on both sides alike.
+        const bool base_first = round % 2 == 0;
+        for (int k = 0; k < 2 && failure.empty(); ++k) {
+            const bool is_base = (k == 0) == base_first;
+            auto b = run_bench(runner, ctx.spec, ctx.options, is_base ? ctx.base : ctx.candidate,
+                               is_base ? "base" : "candidate", round);
+            if (!b.run.ok) {
+                failure = b.run.error;
+                failed_side_candidate = !is_base;
+            }
+            (is_base ? base_runs : cand_runs).push_back(std::move(b));
+        }
+    }
+    r.timed = true;
+    for (const auto& b : base_runs) r.base.blackbox->bench.push_back(b.run);
+    for (const auto& b : cand_runs) r.candidate.blackbox->bench.push_back(b.run);
+    const auto& last = failed_side_candidate ? cand_runs : base_runs;
+    if (!failure.empty() && !last.empty() && (last.back().run.run.timed_out || last.back().run.run.term_signal != 0))
+        r.runner_failure = last.back().run.run.ended;
+
+    const auto base_report = bench_report_of(ctx.spec, base_runs);
+    const auto cand_report = bench_report_of(ctx.spec, cand_runs);
+    bool all_ok = true;
+    std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs;
+    for (std::size_t i = 0; i < bb.bench_shapes.size(); ++i) {
+        eval::ab_shape_result s;
+        s.mode = bb.bench_shapes[i].mode;
+        s.shape = bb.bench_shapes[i].name;
+        s.base_stop_reason = fmt::format("bench command x{}", base_runs.size());
+        s.candidate_stop_reason = fmt::format("bench command x{}", cand_runs.size());
+        if (!failure.empty()) {
+            s.error = std::string("the ") + (failed_side_candidate ? "candidate" : "base") + "'s bench failed: " + failure;
+        } else {
+            s.base_samples_s = base_report.shapes[i].samples_s;
+            s.candidate_samples_s = cand_report.shapes[i].samples_s;
+            s.base_s = base_report.shapes[i].stats_s;
+            s.candidate_s = cand_report.shapes[i].stats_s;
+            try {
+                s.verdict = measure::compare_samples(s.base_samples_s, s.candidate_samples_s, r.config);
+                s.ok = true;
+                pairs.emplace_back(s.base_samples_s, s.candidate_samples_s);
+            } catch (const std::invalid_argument& x) {
+                s.error = x.what();
+            }
+        }
+        all_ok = all_ok && s.ok;
+        r.shapes.push_back(std::move(s));
+    }
+    if (!pairs.empty()) r.overall = measure::combine_geomean(pairs, r.config);
+    r.ok = all_ok && !r.shapes.empty();
+    if (!r.ok)
+        for (const auto& s : r.shapes)
+            if (!s.ok) {
+                r.reason = s.mode + "/" + s.shape + ": " + s.error;
+                break;
+            }
+}
+
+}  // namespace
+
+eval::ab_evaluation compare(const eval::ab_context& ctx) {
+    if (!ctx.spec.blackbox) throw internal_error("blackbox::compare on a native op");
+    eval::ab_evaluation r;
+    r.op = ctx.spec.name;
+    r.base_label = ctx.base.string();
+    r.candidate_label = ctx.candidate.string();
+    r.config = ctx.ab;
+    auto options = ctx.options;
+    options.bench = false;
+    fs::create_directories(ctx.scratch_dir / "base");
+    fs::create_directories(ctx.scratch_dir / "candidate");
+    r.base = blackbox::evaluate(eval::evaluation_context{ctx.spec, ctx.base, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "base"});
+    r.candidate = blackbox::evaluate(
+        eval::evaluation_context{ctx.spec, ctx.candidate, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "candidate"});
+    r.env = r.candidate.env;
+    if (r.base.status != eval::disposition::passed || r.candidate.status != eval::disposition::passed) {
+        std::string why;
+        if (r.base.status != eval::disposition::passed) why = side_failure("base", r.base);
+        if (r.candidate.status != eval::disposition::passed)
+            why += (why.empty() ? "" : "; ") + side_failure("candidate", r.candidate);
+        r.reason = why + " (no timing without two green gates)";
+        return r;
+    }
+    time_rounds(ctx, r, 0);
+    return r;
+}
+
+eval::ab_evaluation retime(const eval::ab_context& ctx, const eval::ab_evaluation& gated, int run) {
+    if (!gated.timed) throw internal_error("blackbox::retime: the pair was never timed (a red side)");
+    eval::ab_evaluation r = gated;
+    r.shapes.clear();
+    r.overall.reset();
+    r.ok = false;
+    r.reason.clear();
+    r.runner_failure.clear();
+    if (r.base.blackbox) r.base.blackbox->bench.clear();
+    if (r.candidate.blackbox) r.candidate.blackbox->bench.clear();
+    time_rounds(ctx, r, run);
+    return r;
+}
+
+}  // namespace kloop::blackbox

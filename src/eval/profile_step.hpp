@@ -1,0 +1,78 @@
+// kloop eval: the profile step of a loop iteration and of `kloop profile` — capture, parse,
+// explain, judge.
+//
+// Responsibility: for each (mode, shape) target and each set asked for, capture with ncu
+// (eval/profile_capture), parse the raw CSV into kernel facts (profile/ncu_csv, kernel_profile),
+// summarise them against the roofline with this machine's peaks (eval/calibration,
+// profile/profile_summary), and write `profile_summary.json` and `profile_summary.md` into the
+// output folder. Then the loop's rules (docs/profiling.md "Rules in the loop"): a candidate is
+// SUSPECT when the profile cannot explain its time —
+//   below_floor      its bench median is below the roofline floor by more than the margin
+//                    (peaks: the larger of calibrated and datasheet);
+//   bytes_collapsed  the DRAM bytes its kernels moved are under half the spec's bytes (inputs
+//                    are read once at least: work was skipped or reused across calls);
+//   no_kernels       the profiled call launched no kernel.
+// A suspect cannot be promoted until re-checked. ncu missing or without counter permission ends
+// the step after one clear line: the status is "unavailable" and the loop times only.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/evaluator.hpp"
+#include "eval/profile_capture.hpp"
+#include "profile/profile_summary.hpp"
+
+namespace kloop::eval {
+
+struct profile_target {
+    std::string mode;
+    std::string shape;                       // "" = default_profile_shape(spec, mode)
+    std::optional<double> measured_ns;       // kloop's bench median of this call, if known
+    std::vector<std::string> kernel_names;   // census names (mangled) for the -k filter
+};
+
+struct profile_step_request {
+    std::vector<profile_target> targets;
+    std::vector<profile_set> sets = {profile_set::targeted, profile_set::full};
+    std::filesystem::path out_dir;
+    double timeout_s = 600;
+    std::string ncu;                         // "" = $KLOOP_NCU or found on PATH
+};
+
+struct profile_entry {
+    profile_capture capture;
+    std::optional<profile::profile_summary> summary;
+    std::string parse_error;
+    std::optional<double> measured_ns;
+    std::optional<double> spec_bytes, spec_flops;
+};
+
+struct profile_step_result {
+    std::vector<profile_entry> entries;
+    // "full": every target has a parsed full capture; "targeted": parsed captures, no full one
+    // for some target; "unavailable": no ncu / no permission / not a CUDA op; "failed": nothing parsed.
+    std::string status = "missing";
+    std::string note;                        // one line: the bound and its numbers, or why not
+    std::string bound;                       // of the first target's dominant kernel ("memory-bound", …)
+    std::string headline;
+    bool suspect = false;
+    std::vector<std::string> suspect_reasons;
+};
+
+// The bench shape of `mode` with the most spec bytes (else flops, else the last bench shape).
+[[nodiscard]] std::string default_profile_shape(const spec::op_spec& spec, const std::string& mode);
+
+[[nodiscard]] profile_step_result run_profile_step(const evaluation_context& ctx, const profile_step_request& req);
+
+// The loop's judgement on parsed entries (pure; tested on recorded captures).
+void judge_profiles(profile_step_result& r);
+
+[[nodiscard]] nlohmann::json to_json(const profile_step_result& r);
+[[nodiscard]] std::string to_markdown(const profile_step_result& r);
+
+}  // namespace kloop::eval

@@ -1,0 +1,218 @@
+// Unit under test: the Python backend on the GPU — kloop → `<python> -m kloop_worker` with torch
+// tensors on CUDA → Triton candidates (examples/rmsnorm-triton): the versions pass the gate and
+// are timed with the GPU protocol (CUDA events, L2 flush, NVML clocks) and the kernel census
+// (torch.profiler); the broken ones are rejected, the TF32-flipping one by
+// numeric_flags_unchanged and the torch-delegating one by census_vendor_kernels; `kloop compare`
+// times two Triton versions interleaved; without a visible GPU the same candidate runs under
+// TRITON_INTERPRET=1.
+//
+// Label `gpu`; every case exits 77 (skipped) unless some interpreter imports torch and triton and
+// torch sees a GPU. Interpreters tried: $KLOOP_TEST_PYTHON, the one cmake found
+// (cmake/KloopPython.cmake), python3 on PATH. Run: ctest -L gpu -R python
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "integration/kloop_process.hpp"
+
+using kloop::testing::find_check;
+using kloop::testing::quick_bench;
+
+namespace {
+
+std::string g_python;  // set by main()
+
+std::string example() { return kloop::testing::source_dir() + "/examples/rmsnorm-triton"; }
+
+bool has_torch_triton_gpu(const std::string& py) {
+    kloop::platform::process_request req;
+    req.argv = {py, "-c", "import sys, torch, triton; sys.exit(0 if torch.cuda.is_available() else 3)"};
+    req.timeout_s = 300;
+    kloop::platform::posix_command_runner runner;
+    return runner.run(req).succeeded();
+}
+
+kloop::testing::kloop_run run(const std::vector<std::string>& args,
+                              std::vector<std::pair<std::string, std::string>> env = {}) {
+    kloop::platform::process_request req;
+    req.argv = {std::string(KLOOP_TEST_BINARY_DIR) + "/src/kloop"};
+    req.argv.insert(req.argv.end(), args.begin(), args.end());
+    req.env_overrides = std::move(env);  // the caller's first: they override the defaults below
+    for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+             {"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home-python-gpu"}, {"KLOOP_PYTHON", g_python}})
+        if (std::none_of(req.env_overrides.begin(), req.env_overrides.end(), [&](const auto& e) { return e.first == k; }))
+            req.env_overrides.emplace_back(k, v);
+    req.timeout_s = 900;
+    req.max_capture_bytes = 64 << 20;
+    kloop::platform::posix_command_runner runner;
+    const auto r = runner.run(req);
+    kloop::testing::kloop_run k;
+    k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
+    k.out = r.stdout_text;
+    k.err = r.stderr_text;
+    k.record = nlohmann::json::parse(k.out, nullptr, false);
+    if (k.record.is_discarded()) k.record = nullptr;
+    return k;
+}
+
+kloop::testing::kloop_run verify(const std::string& candidate, std::vector<std::string> extra = {},
+                                 std::vector<std::pair<std::string, std::string>> env = {}) {
+    std::vector<std::string> args = {"verify", example(), "--candidate", example() + "/" + candidate, "--json"};
+    for (const auto& a : quick_bench()) args.push_back(a);
+    for (auto& a : extra) args.push_back(std::move(a));
+    return run(args, std::move(env));
+}
+
+std::string all_reasons(const nlohmann::json& rec) {
+    std::string all = rec.value("reason", "") + "\n" + rec.at("gate").value("runner_failure", "") + "\n";
+    for (const auto& c : rec.at("gate").at("cases")) all += c.value("reason", "") + "\n";
+    return all;
+}
+
+std::string check_status(const nlohmann::json& rec, const std::string& name) {
+    const auto* c = find_check(rec, name);
+    return c ? c->at("status").get<std::string>() : std::string("<missing>");
+}
+
+}  // namespace
+
+class TritonVersionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TritonVersionTest, PassesTheGateAndIsTimedOnTheGpu) {
+    const auto r = verify("versions/" + GetParam());
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto& rec = r.record;
+    ASSERT_TRUE(rec.is_object()) << r.out;
+    EXPECT_EQ(rec.at("status"), "passed") << rec.value("reason", "");
+    const auto& build = rec.at("build").at("candidate");
+    EXPECT_EQ(build.at("device"), "python");
+    EXPECT_EQ(build.at("target"), "torch-cuda");
+    EXPECT_NE(build.at("compiler_version").get<std::string>().find("triton"), std::string::npos);
+    for (const char* name : {"python_source_screen", "numeric_flags_unchanged", "census_kernel_launched",
+                             "census_vendor_kernels", "poison_unwritten_outputs", "red_zones", "inputs_unchanged",
+                             "timed_output_checks"})
+        EXPECT_EQ(check_status(rec, name), "pass") << name << "\n" << rec.at("integrity").dump(2);
+    // The GPU protocol: 2 x L2 flushed per sample (H200: 2 x 60 MB), clocks recorded.
+    EXPECT_GE(rec.at("bench").at("evict_bytes").get<std::uint64_t>(), std::uint64_t{2} << 20);
+    const auto& shapes = rec.at("bench").at("shapes");
+    ASSERT_EQ(shapes.size(), 2u * 3u);
+    for (const auto& s : shapes) {
+        EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_GE(s.at("n").get<int>(), 10);
+        EXPECT_GT(s.at("median_ms").get<double>(), 0.0);
+        EXPECT_GE(s.at("checks_total").get<int>(), 1);
+        EXPECT_TRUE(s.contains("sm_clock_mhz_median")) << s.dump();
+        // Physics: RMSNorm cannot beat HBM (H200: 4.8 TB/s).
+        if (s.contains("gbps")) {
+            EXPECT_LT(s.at("gbps").get<double>(), 5000.0) << s.dump();
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Example, TritonVersionTest, ::testing::Values("v0_straightforward.py", "v1_fused.py"),
+                         [](const auto& p) { return p.param.substr(0, p.param.find('_')); });
+
+struct broken_case {
+    std::string file;
+    std::string reason_substring;
+    std::string failed_check;
+};
+
+void PrintTo(const broken_case& c, std::ostream* os) { *os << c.file; }
+
+class TritonBrokenTest : public ::testing::TestWithParam<broken_case> {};
+
+TEST_P(TritonBrokenTest, IsRejected) {
+    const auto& p = GetParam();
+    const auto r = verify("broken/" + p.file, {"--no-bench"});
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    EXPECT_EQ(r.record.at("status"), "gate_failed");
+    if (!p.reason_substring.empty()) {
+        EXPECT_NE(all_reasons(r.record).find(p.reason_substring), std::string::npos) << all_reasons(r.record);
+    }
+    if (!p.failed_check.empty()) {
+        EXPECT_EQ(check_status(r.record, p.failed_check), "fail") << r.record.at("integrity").dump(2);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Example, TritonBrokenTest,
+    ::testing::Values(broken_case{"wrong_result.py", "output 'y'", ""},
+                      broken_case{"partial_write.py", "NaN", "poison_unwritten_outputs"},
+                      broken_case{"input_modified.py", "modified input 'x'", "inputs_unchanged"},
+                      broken_case{"red_zone_write.py", "red zone damaged", "red_zones"},
+                      broken_case{"flips_tf32.py", "", "numeric_flags_unchanged"},
+                      broken_case{"torch_delegation.py", "", "census_vendor_kernels"}),
+    [](const auto& p) {
+        const auto& f = p.param.file;
+        return f.substr(0, f.find('.'));
+    });
+
+TEST(TritonCompareTest, TwoVersionsAreTimedInterleaved) {
+    std::vector<std::string> args = {"compare", example(), "--candidate", example() + "/versions/v1_fused.py", "--base",
+                                     example() + "/versions/v0_straightforward.py", "--json"};
+    for (const auto& q : quick_bench()) args.push_back(q);
+    const auto r = run(args);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    EXPECT_TRUE(r.record.at("ok").get<bool>()) << r.record.dump(2);
+    for (const auto& s : r.record.at("shapes")) {
+        EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        std::printf("%s/%s: %s (speedup %.3f)\n", s.at("mode").get<std::string>().c_str(),
+                    s.at("shape").get<std::string>().c_str(), s.at("verdict").get<std::string>().c_str(),
+                    s.value("speedup", 0.0));
+    }
+}
+
+// Triton's interpreter (3.6) rounds fp32 -> bf16 by truncation, so y (bf16) can miss its tight
+// rel_rms bound there (4.06e-3 > 4e-3 was seen on the H200 host); the check here is that the
+// whole gate runs under the interpreter and judges every call, and that rstd (f32) passes.
+TEST(TritonInterpretTest, WithoutAVisibleGpuTritonRunsInItsInterpreter) {
+    const auto r = verify("versions/v0_straightforward.py", {"--no-bench", "--mode", "fwd", "--gate-k", "r512"},
+                          {{"CUDA_VISIBLE_DEVICES", ""}});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    EXPECT_EQ(r.record.at("build").at("candidate").at("target"), "torch-cpu+TRITON_INTERPRET");
+    EXPECT_EQ(r.record.at("gate").at("runner_failure"), "");
+    const auto& cases = r.record.at("gate").at("cases");
+    ASSERT_EQ(cases.size(), 3u * 2u);  // 3 trials x (y, rstd)
+    for (const auto& c : cases) {
+        ASSERT_TRUE(c.at("errors").is_object()) << c.dump();
+        EXPECT_EQ(c.at("errors").at("nan").get<int>(), 0) << c.dump();
+        if (c.at("output") == "rstd") {
+            EXPECT_EQ(c.at("errors").at("mismatches").get<int>(), 0) << c.dump();
+        }
+    }
+    EXPECT_EQ(check_status(r.record, "census_kernel_launched"), "skipped");  // no GPU, no census
+}
+
+// No interpreter with torch, triton and a visible GPU: every case is skipped (exit 77). Listing
+// works without one, so gtest_discover_tests registers the cases anyway.
+int main(int argc, char** argv) {
+    bool listing = false;
+    for (int i = 1; i < argc; ++i) listing = listing || std::string(argv[i]).rfind("--gtest_list_tests", 0) == 0;
+    if (!listing) {
+        std::vector<std::string> tried;
+        if (const char* p = std::getenv("KLOOP_TEST_PYTHON"); p != nullptr && *p != '\0') tried.emplace_back(p);
+        if (std::string c = KLOOP_TEST_PYTHON; !c.empty()) tried.push_back(c);
+        tried.emplace_back("python3");
+        for (const auto& py : tried)
+            if (has_torch_triton_gpu(py)) {
+                g_python = py;
+                break;
+            }
+        if (g_python.empty()) {
+            std::printf("no Python with torch, triton and a visible GPU (tried");
+            for (const auto& t : tried) std::printf(" %s", t.c_str());
+            std::printf("): skipping the Python GPU tests\n");
+            return 77;
+        }
+    }
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}

@@ -1,0 +1,280 @@
+// Unit under test: the Python backend end to end on the CPU — kloop (python "build": snapshot,
+// probe, manifest) → `<python> -m kloop_worker` (the runner protocol in Python) → kloop's own
+// judgement — on the numpy-only op tests/fixtures/python_numpy: correct candidates in both forms
+// pass with statistics, every broken one is rejected for its own reason, a candidate that does
+// not import is a failed build, a missing interpreter or a missing numpy is a usage error naming
+// it, and `kloop compare` times two Python candidates interleaved.
+//
+// The interpreter comes from cmake/KloopPython.cmake (KLOOP_TEST_PYTHON): one that imports numpy.
+// Without one every case exits 77 (skipped).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "kloop_process.hpp"
+#include "platform/file_io.hpp"
+
+namespace fs = std::filesystem;
+using kloop::testing::find_check;
+using kloop::testing::quick_bench;
+using kloop::testing::source_dir;
+
+namespace {
+
+std::string python() { return KLOOP_TEST_PYTHON; }
+std::string op_dir() { return source_dir() + "/tests/fixtures/python_numpy"; }
+
+// `kloop <args>` with KLOOP_PYTHON set (unless overridden) and KLOOP_HOME private to these tests.
+kloop::testing::kloop_run run(const std::vector<std::string>& args,
+                              std::vector<std::pair<std::string, std::string>> env = {}, double timeout_s = 300) {
+    kloop::platform::process_request req;
+    req.argv = {std::string(KLOOP_TEST_BINARY_DIR) + "/src/kloop"};
+    req.argv.insert(req.argv.end(), args.begin(), args.end());
+    req.env_overrides = std::move(env);  // the caller's first: they override the defaults below
+    for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+             {"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home-python"}, {"KLOOP_PYTHON", python()}})
+        if (std::none_of(req.env_overrides.begin(), req.env_overrides.end(), [&](const auto& e) { return e.first == k; }))
+            req.env_overrides.emplace_back(k, v);
+    req.timeout_s = timeout_s;
+    req.max_capture_bytes = 64 << 20;
+    kloop::platform::posix_command_runner runner;
+    const auto r = runner.run(req);
+    kloop::testing::kloop_run k;
+    k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
+    k.out = r.stdout_text;
+    k.err = r.stderr_text;
+    k.record = nlohmann::json::parse(k.out, nullptr, false);
+    if (k.record.is_discarded()) k.record = nullptr;
+    return k;
+}
+
+kloop::testing::kloop_run verify(const std::string& candidate, std::vector<std::string> extra = {},
+                                 std::vector<std::pair<std::string, std::string>> env = {}) {
+    std::vector<std::string> args = {"verify", op_dir(), "--candidate", op_dir() + "/" + candidate, "--json"};
+    for (const auto& a : quick_bench()) args.push_back(a);
+    for (auto& a : extra) args.push_back(std::move(a));
+    return run(args, std::move(env));
+}
+
+std::string all_reasons(const nlohmann::json& rec) {
+    std::string all = rec.value("reason", "") + "\n" + rec.at("gate").value("runner_failure", "") + "\n";
+    for (const auto& c : rec.at("gate").at("cases")) all += c.value("reason", "") + "\n";
+    return all;
+}
+
+fs::path temp_dir(const std::string& name) {
+    const auto d = fs::temp_directory_path() / ("kloop-it-python-" + name);
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+}  // namespace
+
+class PythonGoodVersionTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PythonGoodVersionTest, PassesGateAndIsBenchmarked) {
+    const auto r = verify("versions/" + GetParam());
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto& rec = r.record;
+    ASSERT_TRUE(rec.is_object()) << r.out;
+    EXPECT_EQ(rec.at("status"), "passed");
+    EXPECT_EQ(rec.at("gate").at("status"), "pass");
+    // 2 modes x 2 gate shapes x 3 trials, each with 2 outputs
+    EXPECT_EQ(rec.at("gate").at("cases").size(), 2u * 2u * 3u * 2u);
+    for (const auto& c : rec.at("gate").at("cases")) EXPECT_EQ(c.at("status"), "pass") << c.dump();
+    const auto& build = rec.at("build").at("candidate");
+    EXPECT_EQ(build.at("device"), "python");
+    EXPECT_EQ(build.at("target"), "numpy");
+    const auto version = build.at("compiler_version").get<std::string>();
+    EXPECT_NE(version.find("numpy"), std::string::npos) << version;
+    EXPECT_NE(version.find("Python"), std::string::npos) << version;
+    const auto& shapes = rec.at("bench").at("shapes");
+    ASSERT_EQ(shapes.size(), 2u);  // 2 modes x 1 bench shape
+    for (const auto& s : shapes) {
+        EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_GE(s.at("n").get<int>(), 10);
+        EXPECT_GT(s.at("median_ms").get<double>(), 0.0);
+        EXPECT_GE(s.at("checks_total").get<int>(), 1);
+        EXPECT_EQ(s.at("checks_failed").get<int>(), 0);
+        EXPECT_FALSE(s.at("stop_reason").get<std::string>().empty());
+    }
+    for (const char* name : {"poison_unwritten_outputs", "red_zones", "inputs_unchanged", "timed_output_checks",
+                             "seed_drawn_at_check_time", "python_source_screen"}) {
+        const auto* c = find_check(rec, name);
+        ASSERT_NE(c, nullptr) << name;
+        EXPECT_EQ(c->at("status"), "pass") << name << ": " << c->dump();
+    }
+    EXPECT_EQ(find_check(rec, "numeric_flags_unchanged")->at("status"), "skipped");  // numpy: no flags
+    EXPECT_EQ(find_check(rec, "census_kernel_launched")->at("status"), "skipped");    // no GPU census
+    EXPECT_EQ(find_check(rec, "imported_symbols"), nullptr);  // no shared object
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixture, PythonGoodVersionTest, ::testing::Values("v0_numpy.py", "v1_seed_form.py"),
+                         [](const auto& p) { return fs::path(p.param).stem().string(); });
+
+struct broken_case {
+    std::string file;
+    std::string reason_substring;  // in a failing case's reason, the gate's runner failure or the record's reason
+    std::string failed_check;      // integrity check that must read "fail" ("" = none required)
+};
+
+void PrintTo(const broken_case& c, std::ostream* os) { *os << c.file; }
+
+class PythonBrokenCandidateTest : public ::testing::TestWithParam<broken_case> {};
+
+TEST_P(PythonBrokenCandidateTest, IsRejectedForItsOwnReason) {
+    const auto& p = GetParam();
+    const bool hang = p.file == "hang.py";
+    const auto r = verify("broken/" + p.file, {"--timeout", hang ? "5" : "120"});
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    const auto& rec = r.record;
+    ASSERT_TRUE(rec.is_object()) << r.out;
+    EXPECT_EQ(rec.at("status"), "gate_failed");
+    const auto reasons = all_reasons(rec);
+    EXPECT_NE(reasons.find(p.reason_substring), std::string::npos) << reasons;
+    if (!p.failed_check.empty()) {
+        const auto* c = find_check(rec, p.failed_check);
+        ASSERT_NE(c, nullptr) << p.failed_check;
+        EXPECT_EQ(c->at("status"), "fail") << rec.at("integrity").dump(2);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixture, PythonBrokenCandidateTest,
+    ::testing::Values(broken_case{"wrong_result.py", "output 'y'", ""},
+                      broken_case{"partial_write.py", "NaN", "poison_unwritten_outputs"},
+                      broken_case{"red_zone_write.py", "red zone damaged", "red_zones"},
+                      broken_case{"input_modified.py", "modified input 'x'", "inputs_unchanged"},
+                      broken_case{"exception.py", "KeyError: 'bf16' (at exception.py:7 in rmsnorm_bwd)", ""},
+                      broken_case{"hang.py", "timed out after 5", ""},
+                      broken_case{"cached_by_pointer.py", "called again with new input values at the same addresses", ""},
+                      broken_case{"timer.py", "time.perf_counter", "python_source_screen"}),
+    [](const auto& p) { return fs::path(p.param.file).stem().string(); });
+
+TEST(PythonVerifyTest, HangNamesTheCallInFlight) {
+    const auto r = verify("broken/hang.py", {"--timeout", "5", "--mode", "fwd", "--gate-k", "n64", "--no-bench"});
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    EXPECT_NE(all_reasons(r.record).find("timed out after 5.0 s in the candidate"), std::string::npos)
+        << all_reasons(r.record);
+}
+
+TEST(PythonVerifyTest, ImportErrorIsAFailedBuildWithTheError) {
+    const auto r = verify("broken/import_error.py");
+    EXPECT_EQ(r.exit_code, 4) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    EXPECT_EQ(r.record.at("status"), "build_failed");
+    const auto diag = r.record.at("build").at("candidate").at("diagnostics").get<std::string>();
+    EXPECT_NE(diag.find("SyntaxError"), std::string::npos) << diag;
+}
+
+TEST(PythonVerifyTest, MissingInterpreterIsAUsageErrorNamingIt) {
+    const auto r = verify("versions/v0_numpy.py", {}, {{"KLOOP_PYTHON", "/nonexistent/kloop-test/python3"}});
+    EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+    EXPECT_NE(r.err.find("/nonexistent/kloop-test/python3"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("KLOOP_PYTHON"), std::string::npos) << r.err;
+}
+
+TEST(PythonVerifyTest, InterpreterWithoutNumpyIsAUsageErrorNamingNumpy) {
+    // The same interpreter without its site packages (-S): numpy cannot be imported.
+    const auto dir = temp_dir("no-numpy");
+    const auto wrapper = dir / "python-no-site";
+    {
+        std::ofstream f(wrapper);
+        f << "#!/bin/sh\nexec " << python() << " -S \"$@\"\n";
+    }
+    fs::permissions(wrapper, fs::perms::owner_all);
+    const auto r = verify("versions/v0_numpy.py", {}, {{"KLOOP_PYTHON", wrapper.string()}});
+    if (r.exit_code == 0) GTEST_SKIP() << "numpy is importable without site packages here";
+    EXPECT_EQ(r.exit_code, 2) << r.err << r.out;
+    EXPECT_NE(r.err.find("numpy"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(wrapper.string()), std::string::npos) << r.err;
+    fs::remove_all(dir);
+}
+
+TEST(PythonVerifyTest, CudaDeviceWithoutTorchNamesTorch) {
+    // The fixture asks for numpy; the same op with [python] device = "cuda" needs torch.
+    const auto dir = temp_dir("cuda-device");
+    for (const auto& e : fs::directory_iterator(op_dir()))
+        fs::copy(e.path(), dir / e.path().filename(), fs::copy_options::recursive);
+    std::string spec = kloop::platform::read_file(dir / "op.toml");
+    const std::string from = "device = \"cpu\"";
+    spec.replace(spec.find(from), from.size(), "device = \"cuda\"");
+    kloop::platform::write_file_atomic(dir / "op.toml", spec);
+    const auto probe = run({"verify", dir.string(), "--candidate", (dir / "versions/v0_numpy.py").string(), "--json",
+                            "--no-bench"});
+    std::FILE* has_torch = ::popen((python() + " -c 'import torch' 2>/dev/null").c_str(), "r");
+    const int torch_rc = has_torch ? ::pclose(has_torch) : 1;
+    if (torch_rc == 0) GTEST_SKIP() << "torch is installed: the missing-module message cannot be tested";
+    EXPECT_EQ(probe.exit_code, 2) << probe.err << probe.out;
+    EXPECT_NE(probe.err.find("torch"), std::string::npos) << probe.err;
+    fs::remove_all(dir);
+}
+
+TEST(PythonVerifyTest, UnknownDeviceIsASpecError) {
+    const auto dir = temp_dir("bad-device");
+    for (const auto& e : fs::directory_iterator(op_dir()))
+        fs::copy(e.path(), dir / e.path().filename(), fs::copy_options::recursive);
+    std::string spec = kloop::platform::read_file(dir / "op.toml");
+    const std::string from = "device = \"cpu\"";
+    spec.replace(spec.find(from), from.size(), "device = \"cpuu\"");
+    kloop::platform::write_file_atomic(dir / "op.toml", spec);
+    const auto r = run({"verify", dir.string(), "--candidate", (dir / "versions/v0_numpy.py").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("python.device"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("did you mean 'cpu'"), std::string::npos) << r.err;
+    fs::remove_all(dir);
+}
+
+TEST(PythonVerifyTest, BuildIsCachedByContent) {
+    const auto first = verify("versions/v0_numpy.py", {"--no-bench"});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto second = verify("versions/v0_numpy.py", {"--no-bench"});
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto& b = second.record.at("build").at("candidate");
+    EXPECT_TRUE(b.at("cache_hit").get<bool>());
+    // The library is the manifest; the worker imports the snapshot beside it.
+    const fs::path manifest = b.at("library").get<std::string>();
+    EXPECT_EQ(manifest.filename(), "manifest.json");
+    EXPECT_TRUE(fs::exists(manifest.parent_path() / "v0_numpy.py"));
+    const auto m = nlohmann::json::parse(kloop::platform::read_file(manifest));
+    EXPECT_EQ(fs::path(m.at("triton_cache_dir").get<std::string>()).parent_path(), manifest.parent_path());
+    // Another candidate gets another entry, hence another Triton cache.
+    const auto other = verify("versions/v1_seed_form.py", {"--no-bench"});
+    ASSERT_EQ(other.exit_code, 0) << other.err;
+    EXPECT_NE(other.record.at("build").at("candidate").at("library"), b.at("library"));
+}
+
+TEST(PythonCompareTest, TwoPythonCandidatesAreTimedInterleaved) {
+    std::vector<std::string> args = {"compare", op_dir(), "--candidate", op_dir() + "/versions/v1_seed_form.py",
+                                     "--base", op_dir() + "/versions/v0_numpy.py", "--json"};
+    for (const auto& q : quick_bench()) args.push_back(q);
+    const auto r = run(args);
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    EXPECT_EQ(r.record.at("base").at("gate"), "pass");
+    EXPECT_EQ(r.record.at("candidate").at("gate"), "pass");
+    EXPECT_TRUE(r.record.at("ok").get<bool>()) << r.record.dump(2);
+    for (const auto& s : r.record.at("shapes")) {
+        EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_GE(s.at("base").at("n").get<int>(), 10);
+        EXPECT_GE(s.at("candidate").at("n").get<int>(), 10);
+        EXPECT_FALSE(s.at("verdict").get<std::string>().empty());
+    }
+}
+
+// No interpreter with numpy: every case is skipped (ctest SKIP_RETURN_CODE 77). Listing works
+// without one, so gtest_discover_tests registers the cases anyway.
+int main(int argc, char** argv) {
+    bool listing = false;
+    for (int i = 1; i < argc; ++i) listing = listing || std::string(argv[i]).rfind("--gtest_list_tests", 0) == 0;
+    if (!listing && python().empty()) {
+        std::printf("no Python interpreter with numpy (see cmake/KloopPython.cmake): skipping the Python tests\n");
+        return 77;
+    }
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}

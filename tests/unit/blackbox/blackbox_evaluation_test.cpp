@@ -1,0 +1,389 @@
+// Unit under test: blackbox/blackbox_evaluation — the gate's verdict from exit status and pytest
+// summary, the bench's JSON, the evaluation record, the A/B; with a fake command runner (the
+// seam of platform/subprocess) standing in for pytest and the bench script.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "blackbox/blackbox_evaluation.hpp"
+#include "core/error.hpp"
+#include "platform/file_io.hpp"
+#include "report/evaluation_json.hpp"
+#include "report/evaluation_text.hpp"
+#include "spec/spec_loader.hpp"
+
+namespace fs = std::filesystem;
+using namespace kloop;
+using kloop::platform::read_file;
+using kloop::platform::scoped_temp_dir;
+using kloop::platform::write_file_atomic;
+
+namespace {
+
+struct scripted {
+    int exit_code = 0;
+    std::string out;
+    std::string err;
+    int signal = 0;
+    bool timed_out = false;
+};
+
+// Answers git with "not a repository", `python --version`, and the gate / bench via callbacks.
+class fake_runner final : public platform::command_runner_base {
+public:
+    std::function<scripted(const platform::process_request&)> gate;
+    std::function<scripted(const platform::process_request&)> bench;
+    std::vector<platform::process_request> seen;
+
+protected:
+    platform::process_result do_run(const platform::process_request& r) override {
+        platform::process_result res;
+        res.started = true;
+        res.exit_code = 0;
+        const auto has = [&](const std::string& w) { return std::find(r.argv.begin(), r.argv.end(), w) != r.argv.end(); };
+        if (!r.argv.empty() && r.argv[0] == "git") {
+            res.exit_code = 128;
+            return res;
+        }
+        seen.push_back(r);
+        if (has("--version")) {
+            res.stdout_text = "Python 3.11.2\n";
+            return res;
+        }
+        scripted s;
+        if (has("pytest")) s = gate(r);
+        else if (has("bench.py")) s = bench(r);
+        res.exit_code = s.exit_code;
+        res.term_signal = s.signal;
+        res.timed_out = s.timed_out;
+        res.timeout_s = r.timeout_s;
+        if (s.signal) res.exit_code = -1;
+        if (!r.stdout_file.empty()) write_file_atomic(r.stdout_file, s.out);
+        if (!r.stderr_file.empty()) write_file_atomic(r.stderr_file, s.err);
+        return res;
+    }
+};
+
+const char* spec_text = R"([op]
+name = "softplus"
+mode = "blackbox"
+frozen = ["tests/test_op.py"]
+
+[repo]
+target = "ops/kernel.py"
+
+[gate]
+command = ["python3", "-m", "pytest", "tests/test_op.py", "-q"]
+
+[bench]
+command = ["python3", "bench.py"]
+shapes = ["small", "big"]
+rounds = 2
+)";
+
+std::string bench_json(double small_ms, double big_ms) {
+    return "warming up\n{\"shapes\": [{\"name\": \"small\", \"samples_ms\": [" + std::to_string(small_ms) + ", " +
+           std::to_string(small_ms * 1.01) + ", " + std::to_string(small_ms * 0.99) + "]}, {\"name\": \"big\", \"samples_ms\": [" +
+           std::to_string(big_ms) + ", " + std::to_string(big_ms) + ", " + std::to_string(big_ms * 1.02) + "], \"bytes\": 1000}]}\n";
+}
+
+class BlackboxEvaluationTest : public ::testing::Test {
+protected:
+    scoped_temp_dir m_dir{"kloop-bb-eval-test"};
+    fs::path m_repo, m_candidate, m_scratch;
+    std::optional<spec::op_spec> m_spec;
+    fake_runner m_runner;
+
+    void SetUp() override {
+        m_repo = fs::weakly_canonical(m_dir.path()) / "repo";
+        write_file_atomic(m_repo / "ops" / "kernel.py", "v0\n");
+        write_file_atomic(m_repo / "tests" / "test_op.py", "tests\n");
+        write_file_atomic(m_repo / "bench.py", "bench\n");
+        write_file_atomic(m_repo / "op.toml", spec_text);
+        m_candidate = m_dir.path() / "cand.py";
+        write_file_atomic(m_candidate, "candidate\n");
+        m_scratch = m_dir.path() / "scratch";
+        m_spec = spec::load_op_spec(m_repo);
+        m_runner.gate = [](const platform::process_request&) { return scripted{0, "....\n4 passed in 0.10s\n", ""}; };
+        m_runner.bench = [](const platform::process_request&) { return scripted{0, bench_json(1.0, 5.0), ""}; };
+    }
+
+    eval::evaluation run(eval::evaluation_options o = {}) {
+        return blackbox::evaluate(eval::evaluation_context{*m_spec, m_candidate, o, m_runner, m_dir.path() / "cache", m_scratch});
+    }
+};
+
+TEST_F(BlackboxEvaluationTest, GreenGateThenBenchWithKloopsStatistics) {
+    std::string placed;
+    m_runner.gate = [&](const platform::process_request& r) {
+        placed = read_file(r.cwd / "ops" / "kernel.py");
+        EXPECT_EQ(r.argv[0], "/usr/bin/env");
+        EXPECT_EQ(r.argv[1], "-i");
+        return scripted{0, "4 passed in 0.10s\n", ""};
+    };
+    const auto ev = run();
+    EXPECT_EQ(placed, "candidate\n");
+    EXPECT_EQ(read_file(m_repo / "ops" / "kernel.py"), "v0\n");
+    EXPECT_EQ(ev.status, eval::disposition::passed) << ev.reason;
+    EXPECT_TRUE(ev.gate.pass);
+    EXPECT_FALSE(ev.gate.partial);
+    ASSERT_TRUE(ev.blackbox);
+    ASSERT_EQ(ev.blackbox->gate.size(), 1u);
+    EXPECT_EQ(ev.blackbox->gate[0].summary.passed, 4);
+    ASSERT_TRUE(ev.bench.ran);
+    EXPECT_TRUE(ev.bench.ok);
+    ASSERT_EQ(ev.bench.shapes.size(), 2u);
+    EXPECT_EQ(ev.bench.shapes[0].shape, "small");
+    EXPECT_EQ(ev.bench.shapes[0].mode, "bench");
+    EXPECT_EQ(ev.bench.shapes[0].samples_s.size(), 6u);  // two rounds of three samples, pooled
+    ASSERT_TRUE(ev.bench.shapes[1].stats_s);
+    EXPECT_NEAR(ev.bench.shapes[1].stats_s->median, 5e-3, 1e-9);
+    EXPECT_EQ(ev.bench.shapes[1].bytes, 1000.0);
+    EXPECT_EQ(ev.blackbox->bench.size(), 2u);
+    EXPECT_NE(ev.env.compiler.find("Python 3.11.2"), std::string::npos);
+    const auto j = report::to_json(ev);
+    EXPECT_EQ(j.at("blackbox").at("gate").at(0).at("summary").at("passed"), 4);
+    EXPECT_EQ(j.at("blackbox").at("gate").at(0).at("exit_code"), 0);
+    EXPECT_TRUE(j.at("blackbox").at("gate").at(0).at("env").contains("PYTHONDONTWRITEBYTECODE"));
+    const auto text = report::to_text(ev);
+    EXPECT_NE(text.find("gate: PASS"), std::string::npos) << text;
+    EXPECT_NE(text.find("python3 -m pytest tests/test_op.py -q"), std::string::npos) << text;
+    EXPECT_NE(text.find("result: PASSED"), std::string::npos) << text;
+}
+
+TEST_F(BlackboxEvaluationTest, FailedTestsAreRedAndNamedAndNoBench) {
+    int bench_runs = 0;
+    m_runner.bench = [&](const platform::process_request&) {
+        ++bench_runs;
+        return scripted{0, bench_json(1, 1), ""};
+    };
+    m_runner.gate = [](const platform::process_request&) {
+        return scripted{1,
+                        "FAILED tests/test_op.py::test_a[x] - AssertionError: mismatch\n1 failed, 3 passed in 0.2s\n", ""};
+    };
+    const auto ev = run();
+    EXPECT_EQ(ev.status, eval::disposition::gate_failed);
+    EXPECT_FALSE(ev.gate.pass);
+    EXPECT_EQ(bench_runs, 0);
+    EXPECT_FALSE(ev.bench.ran);
+    EXPECT_NE(ev.reason.find("exit 1 (tests failed): 1 failed, 3 passed"), std::string::npos) << ev.reason;
+    ASSERT_EQ(ev.gate.cases.size(), 1u);
+    EXPECT_EQ(ev.gate.cases[0].shape, "tests/test_op.py::test_a[x]");
+    EXPECT_NE(report::to_text(ev).find("not run (red gate"), std::string::npos);
+}
+
+TEST_F(BlackboxEvaluationTest, GreenNeedsExitZeroAndASummaryWithAPassedTest) {
+    struct row {
+        scripted s;
+        bool green;
+        std::string words;
+    };
+    const std::vector<row> rows = {
+        {{0, "4 passed in 0.1s\n", ""}, true, ""},
+        {{0, "....\n", ""}, false, "no pytest summary line"},
+        {{0, "3 skipped in 0.1s\n", ""}, false, "passed no test"},
+        {{5, "no tests ran in 0.01s\n", ""}, false, "collected no tests (exit 5)"},
+        {{5, "12 deselected in 0.01s\n", ""}, false, "exit 5"},
+        {{0, "1 failed, 3 passed in 0.1s\n", ""}, false, "exited 0 but reported"},
+        {{2, "!!! KeyboardInterrupt !!!\n1 passed in 0.1s\n", ""}, false, "exit 2 (pytest was interrupted)"},
+        {{4, "", "ERROR: file or directory not found: tests/x.py\n\nno tests ran in 0.00s\n"}, false, "exit 4 (pytest usage error)"},
+        {{-1, "", "", 11}, false, "killed by SIGSEGV"},
+        {{-1, "", "", 9, true}, false, "timed out"},
+    };
+    for (const auto& r : rows) {
+        m_runner.gate = [&](const platform::process_request&) { return r.s; };
+        eval::evaluation_options o;
+        o.bench = false;
+        const auto ev = run(o);
+        EXPECT_EQ(ev.gate.pass, r.green) << r.s.out << r.s.err;
+        if (!r.green) {
+            EXPECT_NE(ev.reason.find(r.words), std::string::npos) << ev.reason;
+        }
+    }
+}
+
+TEST_F(BlackboxEvaluationTest, CrashAndTimeoutAreRunnerFailuresForTheClassification) {
+    m_runner.gate = [](const platform::process_request&) { return scripted{-1, "", "", 11}; };
+    auto ev = run();
+    EXPECT_NE(ev.gate.runner_failure.find("SIGSEGV"), std::string::npos) << ev.gate.runner_failure;
+    m_runner.gate = [](const platform::process_request&) { return scripted{-1, "", "", 9, true}; };
+    ev = run();
+    EXPECT_NE(ev.gate.runner_failure.find("timed out"), std::string::npos) << ev.gate.runner_failure;
+}
+
+TEST_F(BlackboxEvaluationTest, GateKBecomesPytestKAndMarksThePartialRun) {
+    std::vector<std::string> argv;
+    m_runner.gate = [&](const platform::process_request& r) {
+        argv = r.argv;
+        return scripted{0, "2 passed, 2 deselected in 0.1s\n", ""};
+    };
+    eval::evaluation_options o;
+    o.gate_k = "n64 and not big";
+    o.bench = false;
+    const auto ev = run(o);
+    ASSERT_GE(argv.size(), 2u);
+    EXPECT_EQ(argv[argv.size() - 2], "-k");
+    EXPECT_EQ(argv.back(), "n64 and not big");
+    EXPECT_TRUE(ev.gate.pass);
+    EXPECT_TRUE(ev.gate.partial);
+    EXPECT_EQ(ev.gate.gate_k, "n64 and not big");
+    EXPECT_NE(report::to_text(ev).find("PARTIAL"), std::string::npos);
+    for (const auto& c : ev.integrity)
+        if (c.name == "skipped_tests") {
+            EXPECT_EQ(c.status, eval::check_status::pass) << c.detail;  // deselection expected with -k
+        }
+}
+
+TEST_F(BlackboxEvaluationTest, SkippedTestsWarn) {
+    m_runner.gate = [](const platform::process_request&) { return scripted{0, "3 passed, 1 skipped in 0.1s\n", ""}; };
+    eval::evaluation_options o;
+    o.bench = false;
+    const auto ev = run(o);
+    EXPECT_TRUE(ev.gate.pass);
+    bool seen = false;
+    for (const auto& c : ev.integrity)
+        if (c.name == "skipped_tests") {
+            seen = true;
+            EXPECT_EQ(c.status, eval::check_status::warn);
+        }
+    EXPECT_TRUE(seen);
+}
+
+TEST_F(BlackboxEvaluationTest, AFrozenFileEditedDuringTheRunIsRed) {
+    m_runner.gate = [](const platform::process_request& r) {
+        write_file_atomic(r.cwd / "tests" / "test_op.py", "weakened\n");
+        return scripted{0, "4 passed in 0.1s\n", ""};
+    };
+    const auto ev = run();
+    EXPECT_FALSE(ev.gate.pass);
+    EXPECT_NE(ev.reason.find("frozen file 'tests/test_op.py' was modified"), std::string::npos) << ev.reason;
+    EXPECT_EQ(read_file(m_repo / "tests" / "test_op.py"), "tests\n");
+}
+
+TEST_F(BlackboxEvaluationTest, RefusedVariablesStopBeforeAnythingRuns) {
+    ::setenv("SKIP_TEST_FOO", "1", 1);
+    try {
+        (void)run();
+        ADD_FAILURE() << "no refusal";
+    } catch (const usage_error& e) {
+        EXPECT_NE(std::string(e.what()).find("SKIP_TEST_FOO"), std::string::npos);
+    }
+    ::unsetenv("SKIP_TEST_FOO");
+    EXPECT_TRUE(m_runner.seen.empty());
+}
+
+TEST_F(BlackboxEvaluationTest, ModeOptionIsRefused) {
+    eval::evaluation_options o;
+    o.modes = {"fwd"};
+    EXPECT_THROW((void)run(o), usage_error);
+}
+
+TEST_F(BlackboxEvaluationTest, BenchProblemsRejectTheCandidate) {
+    const std::vector<std::pair<scripted, std::string>> rows = {
+        {{0, "no json here\n", ""}, "no JSON line"},
+        {{0, "{\"shapes\": [{\"name\": \"small\", \"samples_ms\": [1.0]}]}\n", ""}, "'bench/big' is missing"},
+        {{1, "", "Traceback\nRuntimeError: CUDA error\n"}, "exited with 1 (stderr: RuntimeError: CUDA error)"},
+        {{-1, "", "", 6}, "killed by SIGABRT"},
+    };
+    for (const auto& [s, words] : rows) {
+        m_runner.bench = [&](const platform::process_request&) { return s; };
+        const auto ev = run();
+        EXPECT_EQ(ev.status, eval::disposition::gate_failed);
+        EXPECT_TRUE(ev.gate.pass);
+        EXPECT_FALSE(ev.bench.ok);
+        EXPECT_NE(ev.reason.find(words), std::string::npos) << ev.reason;
+    }
+}
+
+TEST_F(BlackboxEvaluationTest, BenchReceivesTheStoppingRuleHints) {
+    std::vector<std::string> argv;
+    m_runner.bench = [&](const platform::process_request& r) {
+        argv = r.argv;
+        return scripted{0, bench_json(1, 1), ""};
+    };
+    eval::evaluation_options o;
+    o.stop.min_samples = 7;
+    (void)run(o);
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "KLOOP_BENCH_MIN_SAMPLES=7"), argv.end());
+}
+
+TEST_F(BlackboxEvaluationTest, AbInterleavesTheSidesAndComparesTheirSamples) {
+    write_file_atomic(m_dir.path() / "base.py", "base\n");
+    std::vector<std::string> order;
+    m_runner.bench = [&](const platform::process_request& r) {
+        const auto who = read_file(r.cwd / "ops" / "kernel.py");
+        order.push_back(who == "base\n" ? "B" : "C");
+        return who == "base\n" ? scripted{0, bench_json(2.0, 10.0), ""} : scripted{0, bench_json(1.0, 5.0), ""};
+    };
+    eval::ab_context ctx{*m_spec, m_dir.path() / "base.py", m_candidate, {}, {}, m_runner, m_dir.path() / "cache", m_scratch};
+    const auto ab = blackbox::compare(ctx);
+    ASSERT_TRUE(ab.timed);
+    EXPECT_TRUE(ab.ok) << ab.reason;
+    const std::vector<std::string> abba = {"B", "C", "C", "B"};
+    EXPECT_EQ(order, abba);
+    ASSERT_EQ(ab.shapes.size(), 2u);
+    ASSERT_TRUE(ab.shapes[0].verdict);
+    EXPECT_NEAR(ab.shapes[0].verdict->speedup, 2.0, 0.05);
+    EXPECT_EQ(ab.shapes[0].base_samples_s.size(), 6u);
+    ASSERT_TRUE(ab.overall);
+    EXPECT_EQ(ab.overall->verdict, measure::ab_verdict::faster);
+    EXPECT_EQ(ab.candidate.blackbox->bench.size(), 2u);
+    EXPECT_EQ(ab.base.blackbox->bench.size(), 2u);
+}
+
+TEST_F(BlackboxEvaluationTest, AbNeverTimesARedGate) {
+    write_file_atomic(m_dir.path() / "base.py", "base\n");
+    int bench_runs = 0;
+    m_runner.bench = [&](const platform::process_request&) {
+        ++bench_runs;
+        return scripted{0, bench_json(1, 1), ""};
+    };
+    m_runner.gate = [](const platform::process_request& r) {
+        return read_file(r.cwd / "ops" / "kernel.py") == "base\n" ? scripted{0, "4 passed in 0.1s\n", ""}
+                                                                 : scripted{1, "1 failed, 3 passed in 0.1s\n", ""};
+    };
+    eval::ab_context ctx{*m_spec, m_dir.path() / "base.py", m_candidate, {}, {}, m_runner, m_dir.path() / "cache", m_scratch};
+    const auto ab = blackbox::compare(ctx);
+    EXPECT_FALSE(ab.timed);
+    EXPECT_FALSE(ab.overall);
+    EXPECT_EQ(bench_runs, 0);
+    EXPECT_NE(ab.reason.find("the candidate's gate is red"), std::string::npos) << ab.reason;
+}
+
+TEST(BenchOutputTest, ParsesTheLastJsonLine) {
+    const std::vector<spec::blackbox_bench_shape> want = {{"bench", "a", 1}, {"fwd", "b", 2}};
+    const auto got = blackbox::parse_bench_output(
+        "{\"shapes\": []}\nnoise\n{\"shapes\": [{\"name\": \"a\", \"samples_ms\": [1, 2]}, {\"mode\": \"fwd\", \"name\": \"b\", "
+        "\"samples_ms\": [0.5], \"flops\": 10}]}\n",
+        want);
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].samples_s, (std::vector<double>{1e-3, 2e-3}));
+    EXPECT_EQ(got[1].mode, "fwd");
+    EXPECT_EQ(got[1].flops, 10.0);
+}
+
+TEST(BenchOutputTest, RejectsBadOutputsWithAReason) {
+    const std::vector<spec::blackbox_bench_shape> want = {{"bench", "a", 1}};
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"", "no JSON line"},
+        {"{\"shapes\": {}}", "must be an array"},
+        {"{\"shapes\": [{\"samples_ms\": [1]}]}", "string \"name\""},
+        {"{\"shapes\": [{\"name\": \"z\", \"samples_ms\": [1]}]}", "not in the spec's [bench] shapes"},
+        {"{\"shapes\": [{\"name\": \"a\", \"samples_ms\": []}]}", "non-empty array"},
+        {"{\"shapes\": [{\"name\": \"a\", \"samples_ms\": [0]}]}", "finite time > 0"},
+        {"{\"shapes\": [{\"name\": \"a\", \"samples_ms\": [\"1\"]}]}", "finite time > 0"},
+        {"{\"shapes\": [{\"name\": \"a\", \"samples_ms\": [1]}, {\"name\": \"a\", \"samples_ms\": [1]}]}", "reported twice"},
+        {"{\"shapes\": []}", "'bench/a' is missing"},
+    };
+    for (const auto& [text, words] : bad) {
+        try {
+            (void)blackbox::parse_bench_output(text, want);
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+        }
+    }
+}
+
+}  // namespace
