@@ -4,15 +4,11 @@
 #include <cctype>
 #include <regex>
 
+#include "core/text.hpp"
+
 namespace kloop::blackbox {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return s;
-}
 
 // Strips the "=====" borders of the default verbosity (and the spaces inside them).
 std::string_view strip_borders(std::string_view s) {
@@ -20,21 +16,6 @@ std::string_view strip_borders(std::string_view s) {
     while (!s.empty() && s.front() == '=') s.remove_prefix(1);
     while (!s.empty() && s.back() == '=') s.remove_suffix(1);
     return trim(s);
-}
-
-std::vector<std::string_view> split_lines(std::string_view text) {
-    std::vector<std::string_view> lines;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t nl = text.find('\n', start);
-        const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-        std::string_view line = text.substr(start, end - start);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        lines.push_back(line);
-        if (nl == std::string_view::npos) break;
-        start = nl + 1;
-    }
-    return lines;
 }
 
 bool add_count(pytest_summary& s, int n, const std::string& word) {

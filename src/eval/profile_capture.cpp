@@ -3,12 +3,12 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "backend/build_dispatch.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
@@ -53,29 +53,11 @@ std::vector<std::string> ncu_set_arguments(profile_set s) {
 
 namespace {
 
-std::vector<std::string> lines_of(std::string_view text) {
-    std::vector<std::string> out;
-    std::istringstream in{std::string(text)};
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        out.push_back(line);
-    }
-    return out;
-}
-
-std::string trim(std::string s) {
-    const auto b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return "";
-    const auto e = s.find_last_not_of(" \t");
-    return s.substr(b, e - b + 1);
-}
-
 }  // namespace
 
 ncu_diagnosis diagnose_ncu_output(std::string_view output, int exit_code, bool report_written) {
     ncu_diagnosis d;
-    const auto lines = lines_of(output);
+    const auto lines = split_lines(output);
     std::string first_error;
     bool no_kernels = false;
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -90,13 +72,13 @@ ncu_diagnosis diagnose_ncu_output(std::string_view output, int exit_code, bool r
         if (no_kernels && l.find("Available Kernels:") != std::string::npos) {
             for (std::size_t k = i + 1; k < lines.size(); ++k) {
                 // "  1. fwd_kernel" — numbered names until the next non-matching line.
-                const auto t = trim(lines[k]);
+                const std::string t(trim(lines[k]));
                 const auto dot = t.find(". ");
                 if (dot == std::string::npos || dot == 0 || t.find_first_not_of("0123456789") != dot) break;
                 d.available_kernels.push_back(t.substr(dot + 2));
             }
         }
-        if (first_error.empty() && l.rfind("==ERROR==", 0) == 0) first_error = trim(l.substr(9));
+        if (first_error.empty() && l.rfind("==ERROR==", 0) == 0) first_error = std::string(trim(l.substr(9)));
     }
     if (no_kernels) {
         d.outcome = ncu_outcome::no_kernels;

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace kloop::profile {
 
 namespace {
@@ -26,12 +28,6 @@ std::string lower(std::string_view s) {
     std::string out(s);
     for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-    return s;
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
