@@ -79,15 +79,18 @@ protected:
         const auto peaks = eval::peaks_from_calibration(ev, report.gpus.front().name);
         eval::save_calibration(peaks, report.created_utc);
         const auto datasheet = profile::datasheet_peaks(peaks.device_name);
-        auto pct = [&](double v, double d) { return datasheet ? fmt::format(" ({:.0f} % of the datasheet)", 100 * v / d) : std::string(); };
+        // " (81 % of the datasheet)", or nothing for a device the datasheet table does not know.
+        auto pct = [&](double profile::device_peaks::*peak) {
+            return datasheet ? fmt::format(" ({:.0f} % of the datasheet)", 100 * peaks.*peak / (*datasheet).*peak) : std::string();
+        };
         inv.err << fmt::format("calibrated {}: DRAM copy {:.2f} TB/s{}, FP32 {:.1f} TFLOP/s{}, mma.sync bf16 {:.0f} TFLOP/s{}\n"
                                "cached in {}\n",
                                peaks.device_name, peaks.dram_bytes_per_s * 1e-12,
-                               datasheet ? pct(peaks.dram_bytes_per_s, datasheet->dram_bytes_per_s) : "",
+                               pct(&profile::device_peaks::dram_bytes_per_s),
                                peaks.fp32_flops_per_s * 1e-12,
-                               datasheet ? pct(peaks.fp32_flops_per_s, datasheet->fp32_flops_per_s) : "",
+                               pct(&profile::device_peaks::fp32_flops_per_s),
                                peaks.tensor_flops_per_s * 1e-12,
-                               datasheet ? pct(peaks.tensor_flops_per_s, datasheet->tensor_flops_per_s) : "",
+                               pct(&profile::device_peaks::tensor_flops_per_s),
                                eval::calibration_file(peaks.device_name).string());
         return static_cast<int>(exit_code::success);
     }
