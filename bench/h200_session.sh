@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # kloop on a GPU machine: the checks and figures of docs/perf.md, in parts that each fit a
-# 10-minute device call. Every step is time-boxed; all results are packed into one archive,
+# 10-minute device call. With two GPUs a part runs two independent streams at once, one per GPU
+# (CUDA_VISIBLE_DEVICES; kloop matches NVML to the CUDA device by UUID); with one they run one
+# after the other. Every step is time-boxed; all results are packed into one archive,
 # $OUT/results.tar.gz (the device tool returns at most 8 files).
 #
-#   bench/h200_session.sh short BIN_DIR     # calibration, kloop profile of v2 (fwd), the profile GPU tests
-#   bench/h200_session.sh profile BIN_DIR   # GPU tests, calibration, kloop profile, the loop with profiles
-#   bench/h200_session.sh figures BIN_DIR   # compare, A/B noise, ncu agreement, 5-run stability
+#   bench/h200_session.sh loop BIN_DIR      # A: the loop on rmsnorm-cuda with profiles   B: GPU tests (CUDA, Python)
+#   bench/h200_session.sh figures BIN_DIR   # A: ncu agreement, 5-run stability, side_stream   B: do_bench side by side, A/B noise
+#   bench/h200_session.sh compare BIN_DIR   # A: compare v2 vs v0   B: iteration wall time vs an FLA-style loop
 #
-# BIN_DIR holds kloop, kloop-runner, kloop-runner-cuda (built on the dev machine under /work/main;
-# when this checkout lives elsewhere, /work/main is linked to it so the build's paths resolve).
+# BIN_DIR holds src/{kloop,kloop-runner,kloop-runner-cuda} and tests/gpu/kloop.test.gpu{,.python},
+# built on the dev machine under /work/main (the test binaries read /work/main/build-gpu, which
+# is linked to BIN_DIR; when this checkout lives elsewhere, /work/main is linked to it).
 set -u
 part=$1; bin=$(cd "$2" && pwd -P)
 out=${OUT:-/tmp/kloop-gpu}; r=/tmp/kloop-results; rm -rf "$r"; mkdir -p "$out" "$r"
@@ -16,54 +19,92 @@ if [ "$(cd /work/main 2>/dev/null && pwd -P)" != "$(pwd -P)" ]; then
   mkdir -p /work && rm -rf /work/main && ln -s "$(pwd -P)" /work/main
 fi
 cd /work/main
-export KLOOP_HOME=/tmp/kloop-home
+[ "$(pwd -P)/gpu-bin" = "$bin" ] && ln -sfn gpu-bin build-gpu
 k=$bin/src/kloop
 ex=examples/rmsnorm-cuda
-quick="--min-samples 10 --min-time 0.05 --max-time 0.3 --check-every 64"
-step() {  # step NAME SECONDS CMD...
+quick="--min-samples 10 --min-time 0.05 --max-time 0.3"
+if ! python3 -c 'import pytest' 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+export KLOOP_TEST_PYTHON=$(command -v python3)
+{ nvidia-smi; date -u; echo "git: $(command -v git)"; python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'; } > "$r/machine.txt" 2>&1
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+
+step() {  # step NAME SECONDS CMD...   (output in $r/NAME.txt, exit and time in $r/steps.txt)
   local name=$1 secs=$2; shift 2
   local t0; t0=$(date +%s%N)
   timeout "$secs" "$@" > "$r/$name.txt" 2>&1
   local rc=$?
-  echo "$name: exit $rc in $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s" | tee -a "$r/steps.txt"
+  echo "$name: exit $rc in $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s (GPU ${CUDA_VISIBLE_DEVICES:-all})" | tee -a "$r/steps.txt"
 }
-case $part in
-short)   # what fits in ~4 minutes: calibration, kloop profile of the best version, the profile GPU tests
-  { nvidia-smi; date -u; } > "$r/machine.txt" 2>&1
-  step calibrate 40 "$k" preflight --calibrate --no-python --calibrate-max-time 1
-  cp -r "$KLOOP_HOME/calibration" "$r/" 2>/dev/null
-  step profile_v2_fwd 75 "$k" profile $ex --candidate $ex/versions/v2_fused.cu --mode fwd --set targeted --set full --out "$r/profile_v2" --json
-  rm -f "$r"/profile_v2/*.ncu-rep
-  step gtest_profile 100 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='GpuProfileTest.*'
-  ;;
-profile)
-  { nvidia-smi; date -u; } > "$r/machine.txt" 2>&1
-  step gtest_gpu 200 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='GpuProfileTest.*:GpuCopyTest.GoodCandidatePassesAndIsTimed'
-  step calibrate 90 "$k" preflight --calibrate --no-python
-  cp -r "$KLOOP_HOME/calibration" "$r/" 2>/dev/null
-  step profile_v2 200 "$k" profile $ex --candidate $ex/versions/v2_fused.cu --set targeted --set full --out "$r/profile_v2" --json
-  rm -f "$r"/profile_v2/*.ncu-rep
-  repo=/tmp/kloop-loop; rm -rf "$repo"; mkdir -p "$repo"; cp -r examples/rmsnorm-cuda "$repo/op"
+on_gpu() {  # on_gpu INDEX FUNCTION: the stream with its own GPU and KLOOP_HOME (seeded with the committed calibration)
+  export CUDA_VISIBLE_DEVICES=$1 KLOOP_HOME=/tmp/kloop-home-$1
+  mkdir -p "$KLOOP_HOME/calibration" && cp tests/data/ncu/calibration_NVIDIA_H200.json "$KLOOP_HOME/calibration/NVIDIA_H200.json"
+  "$2"
+}
+streams() {  # streams FN_A FN_B: in parallel on GPUs 0 and 1, or one after the other on GPU 0
+  if [ "$ngpu" -ge 2 ]; then
+    (on_gpu 0 "$1") & (on_gpu 1 "$2") & wait
+  else
+    (on_gpu 0 "$1"); (on_gpu 0 "$2")
+  fi
+}
+
+# The loop on rmsnorm-cuda in a scratch git repository: v0 → v1 → v2, each profiled (targeted +
+# full per mode), then best, nogo and report; the workspace's text and CSV come back.
+loop_a() {
+  local repo=/tmp/kloop-loop; rm -rf "$repo"; mkdir -p "$repo"; cp -r $ex "$repo/op"
   (cd "$repo" && git init -q && git add -A && git -c user.email=k@l -c user.name=kloop commit -qm init)
   cp $ex/versions/v0_naive.cu "$repo/op/kernel.cu"
-  step loop_init 150 "$k" init "$repo/op" --candidate "$repo/op/kernel.cu" --max-iterations 3 --workspace "$repo/ws" $quick
-  printf 'Direction: fused, vectorised rows (v2)\nExpected: DRAM-bound, >= 5x over v0\n\n## Strategy tags\n- fusion\n- vectorize\n' > "$repo/prop.md"
+  step loop_init 200 "$k" init "$repo/op" --candidate "$repo/op/kernel.cu" --max-iterations 4 --workspace "$repo/ws" $quick
+  printf 'Direction: one block per row, 128-bit loads (v1)\nExpected: memory-bound, >= 3x over v0\n\n## Strategy tags\n- vectorize\n- block-per-row\n' > "$repo/p1.md"
+  cp $ex/versions/v1_rowwise.cu "$repo/op/kernel.cu"
+  step loop_iterate_v1 170 "$k" iterate --workspace "$repo/ws" --candidate "$repo/op/kernel.cu" --proposal "$repo/p1.md" $quick
+  printf 'Direction: fused, vectorised rows, register-resident (v2)\nExpected: DRAM-bound, faster than v1\n\n## Strategy tags\n- fusion\n- vectorize\n' > "$repo/p2.md"
   cp $ex/versions/v2_fused.cu "$repo/op/kernel.cu"
-  step loop_iterate 200 "$k" iterate --workspace "$repo/ws" --candidate "$repo/op/kernel.cu" --proposal "$repo/prop.md" $quick
+  step loop_iterate_v2 170 "$k" iterate --workspace "$repo/ws" --candidate "$repo/op/kernel.cu" --proposal "$repo/p2.md" $quick
   step loop_best 20 "$k" best --workspace "$repo/ws"
+  step loop_best_json 20 "$k" best --workspace "$repo/ws" --json
   step loop_nogo 20 "$k" nogo --workspace "$repo/ws"
+  step loop_report 120 "$k" report --workspace "$repo/ws"
   mkdir -p "$r/ws"; cp "$repo"/ws/*.md "$r/ws/" 2>/dev/null
-  for d in "$repo"/ws/iter_v*; do mkdir -p "$r/ws/$(basename $d)"; cp "$d"/*.md "$d"/*.json "$d"/*.raw.csv "$r/ws/$(basename $d)/" 2>/dev/null; done
-  ;;
-figures)
-  { nvidia-smi; date -u; } > "$r/machine.txt" 2>&1
-  step compare_v2_v0 150 "$k" compare $ex --candidate $ex/versions/v2_fused.cu --base $ex/versions/v0_naive.cu --max-time 0.5 --check-every 64 --json-out "$r/compare_v2_v0.json"
-  step noise_v2 120 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --mode fwd --runs 5 --max-time 0.3 --check-every 64
-  step agreement 150 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432
-  for i in 1 2 3 4 5; do
-    step stability_$i 40 "$k" verify $ex --candidate $ex/versions/v2_fused.cu --mode fwd --max-time 1 --check-every 64 --json-out "$r/stability_$i.json"
+  for d in "$repo"/ws/iter_v*; do
+    mkdir -p "$r/ws/$(basename "$d")"; cp "$d"/*.md "$d"/*.json "$d"/*.csv "$r/ws/$(basename "$d")/" 2>/dev/null
   done
-  ;;
+}
+tests_b() {
+  step gtest_gpu 280 "$bin/tests/gpu/kloop.test.gpu"
+  step gtest_python 280 "$bin/tests/gpu/kloop.test.gpu.python"
+}
+
+# Agreement with ncu (copy, 16 MiB and 256 MiB moved), the median's stability over 5 separate
+# `kloop verify` runs of v2 (every shape, both modes, default stopping rule), the side_stream cheat.
+figures_a() {
+  step agreement 170 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432
+  for i in 1 2 3 4 5; do
+    step stability_$i 60 "$k" verify $ex --candidate $ex/versions/v2_fused.cu --json-out "$r/stability_$i.json"
+  done
+  step side_stream 120 "$k" verify $ex --candidate $ex/broken/side_stream.cu --mode fwd --shape r16384_h8192 --max-time 0.5 --json-out "$r/side_stream.json"
+}
+# kloop vs do_bench on the same kernels, 5 rounds; A against A on the CUDA example, 20 runs.
+figures_b() {
+  step dobench 300 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
+  step noise_v2 240 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
+}
+
+compare_a() {
+  step compare_v2_v0 200 "$k" compare $ex --candidate $ex/versions/v2_fused.cu --base $ex/versions/v0_naive.cu --json-out "$r/compare_v2_v0.json"
+  step compare_v2_v1 200 "$k" compare $ex --candidate $ex/versions/v2_fused.cu --base $ex/versions/v1_rowwise.cu --json-out "$r/compare_v2_v1.json"
+}
+compare_b() {
+  step fla_walltime 420 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
+}
+
+case $part in
+loop) streams loop_a tests_b ;;
+figures) streams figures_a figures_b ;;
+compare) streams compare_a compare_b ;;
+*) echo "unknown part '$part' (loop, figures, compare)" >&2; exit 2 ;;
 esac
 tar -czf "$out/results.tar.gz" -C "$r" .
 ls -la "$out"

@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 
 void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
     sub.add_option("--mode", o.modes, "Mode to compare (repeatable; default: every mode in the spec)");
+    sub.add_option("--shape", o.bench_shapes,
+                   "Bench shape to time (repeatable; default: every bench shape); the gate is unchanged");
     sub.add_option("--timeout", o.timeout_s,
                    "Wall-clock limit per gate runner, seconds; the A/B runner gets this plus 2 x --max-time + 10 s "
                    "per shape")

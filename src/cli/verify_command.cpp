@@ -43,6 +43,8 @@ protected:
         sub.add_option("op-dir", m_cfg.op_dir, "Op directory holding op.toml (or the op.toml itself)")->required();
         sub.add_option("--candidate", m_cfg.candidate, "Candidate source file (.cpp for the cpu backend)")->required();
         sub.add_option("--mode", m_cfg.modes, "Mode to check (repeatable; default: every mode in the spec)");
+        sub.add_option("--shape", m_cfg.options.bench_shapes,
+                       "Bench shape to time (repeatable; default: every bench shape); the gate is unchanged");
         sub.add_option("--gate-k", m_cfg.gate_k,
                        "Keyword expression selecting gate shapes (pytest -k style); marks the run partial");
         sub.add_flag("--json", m_cfg.json, "Print the JSON record instead of the text report");

@@ -15,6 +15,7 @@ namespace kloop::eval {
 
 struct evaluation_options {
     std::vector<std::string> modes;        // empty = every mode in the spec
+    std::vector<std::string> bench_shapes; // empty = every bench shape; else only these (the gate is unchanged)
     std::string gate_k;                    // --gate-k expression; non-empty marks the run partial
     std::optional<std::uint64_t> seed;     // replay the drawn trial seed instead of drawing one
     int trials = 3;                        // >= 3: two fixed seeds + drawn ones

@@ -53,6 +53,28 @@ std::vector<const spec::mode_spec*> selected_modes(const spec::op_spec& s, const
     return out;
 }
 
+// The bench shapes the options select; every name given must be a bench shape of the spec.
+std::vector<const spec::shape_spec*> selected_bench_shapes(const spec::op_spec& s, const evaluation_options& o) {
+    std::vector<const spec::shape_spec*> out;
+    for (const auto& name : o.bench_shapes) {
+        const auto* sh = s.find_shape(name);
+        if (sh == nullptr || !sh->bench) {
+            std::string known;
+            for (const auto& x : s.shapes)
+                if (x.bench) known += (known.empty() ? "" : ", ") + x.name;
+            throw usage_error("option --shape '" + name + "': the spec has no such bench shape (bench shapes: " + known + ")");
+        }
+    }
+    for (const auto& sh : s.shapes) {
+        if (!sh.bench) continue;
+        if (!o.bench_shapes.empty() &&
+            std::find(o.bench_shapes.begin(), o.bench_shapes.end(), sh.name) == o.bench_shapes.end())
+            continue;
+        out.push_back(&sh);
+    }
+    return out;
+}
+
 }  // namespace
 
 std::vector<std::uint64_t> gate_seeds(const spec::op_spec& s, int trials, std::uint64_t drawn) {
@@ -114,10 +136,10 @@ runner::job build_bench_job(const spec::op_spec& s, const evaluation_options& o,
     j.phase = runner::job_phase::bench;
     j.evict_bytes = evict_bytes;
     int id = 0;
+    const auto shapes = selected_bench_shapes(s, o);
     for (const auto* m : selected_modes(s, o)) {
-        for (const auto& sh : s.shapes) {
-            if (!sh.bench) continue;
-            j.calls.push_back(resolve_call(*m, sh));
+        for (const auto* sh : shapes) {
+            j.calls.push_back(resolve_call(*m, *sh));
             runner::bench_item b;
             b.id = id++;
             b.call = static_cast<int>(j.calls.size()) - 1;

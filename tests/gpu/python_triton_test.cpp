@@ -14,10 +14,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "integration/kloop_process.hpp"
+#include "platform/file_io.hpp"
+#include "platform/subprocess.hpp"
 
 using kloop::testing::find_check;
 using kloop::testing::quick_bench;
@@ -167,6 +170,50 @@ TEST(TritonCompareTest, TwoVersionsAreTimedInterleaved) {
                     s.at("shape").get<std::string>().c_str(), s.at("verdict").get<std::string>().c_str(),
                     s.value("speedup", 0.0));
     }
+}
+
+// The loop with a Triton op on the GPU: init on v0, iterate to v1, best. In a scratch git
+// repository (the loop commits each iteration). The Python op is not profiled (n/a), so `best`
+// needs no --allow-unprofiled.
+TEST(TritonLoopTest, InitIterateAndBestOnTheGpu) {
+    kloop::platform::scoped_temp_dir tmp("kloop-gpu-triton-loop");
+    const auto repo = tmp.path() / "repo";
+    const auto op = repo / "op";
+    std::filesystem::create_directories(repo);
+    std::filesystem::copy(example(), op, std::filesystem::copy_options::recursive);
+    const auto kernel = op / "kernel.py";
+    std::filesystem::copy_file(op / "versions" / "v0_straightforward.py", kernel);
+    kloop::platform::posix_command_runner git;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"init", "-q"}, {"-c", "user.email=t@l", "-c", "user.name=t", "add", "-A"},
+             {"-c", "user.email=t@l", "-c", "user.name=t", "commit", "-qm", "start"}}) {
+        kloop::platform::process_request req;
+        req.argv = {"git", "-C", repo.string()};
+        req.argv.insert(req.argv.end(), args.begin(), args.end());
+        ASSERT_TRUE(git.run(req).succeeded()) << args.back();
+    }
+    const auto ws = (repo / "ws").string();
+    std::vector<std::string> init = {"init", op.string(), "--candidate", kernel.string(), "--max-iterations", "3",
+                                     "--workspace", ws};
+    for (const auto& q : quick_bench()) init.push_back(q);
+    const auto i = run(init);
+    ASSERT_EQ(i.exit_code, 0) << i.err << i.out;
+    std::filesystem::copy_file(op / "versions" / "v1_fused.py", kernel, std::filesystem::copy_options::overwrite_existing);
+    const auto proposal = tmp.path() / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, "Direction: one fused kernel per pass\nExpected: faster on every shape\n\n"
+                                                 "## Strategy tags\n- fusion\n");
+    std::vector<std::string> it = {"iterate", "--workspace", ws, "--candidate", kernel.string(), "--proposal",
+                                   proposal.string()};
+    for (const auto& q : quick_bench()) it.push_back(q);
+    const auto v1 = run(it);
+    ASSERT_EQ(v1.exit_code, 0) << v1.err << v1.out;
+    EXPECT_NE(v1.out.find("v1: "), std::string::npos) << v1.out;
+    EXPECT_EQ(v1.out.find("v1: rejected"), std::string::npos) << v1.out;
+    const auto best = run({"best", "--workspace", ws, "--json"});
+    ASSERT_EQ(best.exit_code, 0) << best.err << best.out;
+    ASSERT_TRUE(best.record.is_object()) << best.out;
+    EXPECT_FALSE(best.record.at("best").is_null()) << best.record.dump(1);
+    std::printf("iterate: %s\nbest: %s\n", v1.out.c_str(), best.record.at("best").dump().c_str());
 }
 
 // Triton's interpreter (3.6) rounds fp32 -> bf16 by truncation, so y (bf16) can miss its tight

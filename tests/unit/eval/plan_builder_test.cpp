@@ -86,6 +86,32 @@ TEST(PlanBuilderTest, BenchOnlyBenchShapesAndJobRoundTripsThroughJson) {
     EXPECT_EQ(back.bench[0].stop.min_samples, job.bench[0].stop.min_samples);
 }
 
+TEST(PlanBuilderTest, ShapeFilterKeepsOnlyTheNamedBenchShapesAndRefusesOthers) {
+    std::vector<std::string> bench, gate_only;
+    for (const auto& s : example().shapes) (s.bench ? bench : gate_only).push_back(s.name);
+    ASSERT_GE(bench.size(), 2u);
+    kloop::eval::evaluation_options o;
+    o.bench_shapes = {bench.back()};
+    const auto job = kloop::eval::build_bench_job(example(), o, 1, 0);
+    ASSERT_EQ(job.calls.size(), example().modes.size());  // one shape, every mode
+    for (const auto& c : job.calls) EXPECT_EQ(c.shape, bench.back());
+    // The gate is the contract: the filter never narrows it.
+    EXPECT_EQ(kloop::eval::build_gate_job(example(), o, {1, 2, 3}).calls.size(),
+              kloop::eval::build_gate_job(example(), {}, {1, 2, 3}).calls.size());
+    o.bench_shapes = {"no_such_shape"};
+    try {
+        (void)kloop::eval::build_bench_job(example(), o, 1, 0);
+        ADD_FAILURE() << "an unknown shape must be refused";
+    } catch (const kloop::usage_error& e) {
+        EXPECT_NE(std::string(e.what()).find("--shape 'no_such_shape'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(bench.front()), std::string::npos) << "the message lists the bench shapes";
+    }
+    if (!gate_only.empty()) {
+        o.bench_shapes = {gate_only.front()};
+        EXPECT_THROW((void)kloop::eval::build_bench_job(example(), o, 1, 0), kloop::usage_error);
+    }
+}
+
 TEST(PlanBuilderTest, JobWithUnknownSchemaIsRefused) {
     nlohmann::json j = kloop::eval::build_bench_job(example(), {}, 1, 0);
     j["schema_version"] = 99;
