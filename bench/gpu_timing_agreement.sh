@@ -94,7 +94,7 @@ if sys.argv[3] == "1":
     t, g = cols.index("gpu__time_duration.sum"), cols.index("launch__grid_size")
     for r in rows[head + 1:]:
         try:
-            ncu.setdefault(int(float(r[g])), []).append(float(r[t]) * 1e-3)  # ns -> µs
+            ncu.setdefault(int(float(r[g].replace(",", ""))), []).append(float(r[t].replace(",", "")) * 1e-3)  # ns -> µs; ncu writes thousands separators
         except (ValueError, IndexError):
             pass  # the units row
 dev = next((e for e in [rec.get("env", {})] if e), {})

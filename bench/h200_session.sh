@@ -2,19 +2,21 @@
 # kloop on a GPU machine: the checks and figures of docs/perf.md, in parts that each fit a
 # 10-minute device call. With two GPUs a part runs two independent streams at once, one per GPU
 # (CUDA_VISIBLE_DEVICES; kloop matches NVML to the CUDA device by UUID); with one they run one
-# after the other. Every step is time-boxed; all results are packed into one archive,
-# $OUT/results.tar.gz (the device tool returns at most 8 files).
+# after the other. Every step is time-boxed, and after each step the stream's results are packed
+# into $OUT/gpuN.tar.gz, so a call cut short still returns what it finished.
 #
 #   bench/h200_session.sh loop BIN_DIR      # A: the loop on rmsnorm-cuda with profiles   B: GPU tests (CUDA, Python)
 #   bench/h200_session.sh figures BIN_DIR   # A: ncu agreement, 5-run stability, side_stream   B: do_bench side by side, A/B noise
-#   bench/h200_session.sh compare BIN_DIR   # A: compare v2 vs v0   B: iteration wall time vs an FLA-style loop
+#   bench/h200_session.sh compare BIN_DIR   # A: compare v2 vs v0, v1   B: iteration wall time vs an FLA-style loop
+#   bench/h200_session.sh final BIN_DIR     # A: profile GPU tests, stability, side_stream, A/B noise, FLA-style wall time
+#                                           # B: Python GPU tests, v3, ncu agreement, do_bench side by side
 #
 # BIN_DIR holds src/{kloop,kloop-runner,kloop-runner-cuda} and tests/gpu/kloop.test.gpu{,.python},
 # built on the dev machine under /work/main (the test binaries read /work/main/build-gpu, which
 # is linked to BIN_DIR; when this checkout lives elsewhere, /work/main is linked to it).
 set -u
 part=$1; bin=$(cd "$2" && pwd -P)
-out=${OUT:-/tmp/kloop-gpu}; r=/tmp/kloop-results; rm -rf "$r"; mkdir -p "$out" "$r"
+out=${OUT:-/tmp/kloop-gpu}; results=/tmp/kloop-results; rm -rf "$results"; mkdir -p "$out" "$results"; r=$results
 if [ "$(cd /work/main 2>/dev/null && pwd -P)" != "$(pwd -P)" ]; then
   mkdir -p /work && rm -rf /work/main && ln -s "$(pwd -P)" /work/main
 fi
@@ -36,9 +38,11 @@ step() {  # step NAME SECONDS CMD...   (output in $r/NAME.txt, exit and time in 
   timeout "$secs" "$@" > "$r/$name.txt" 2>&1
   local rc=$?
   echo "$name: exit $rc in $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s (GPU ${CUDA_VISIBLE_DEVICES:-all})" | tee -a "$r/steps.txt"
+  tar -czf "$out/.$(basename "$r").tar.gz" -C "$r" . && mv "$out/.$(basename "$r").tar.gz" "$out/$(basename "$r").tar.gz"
 }
 on_gpu() {  # on_gpu INDEX FUNCTION: the stream with its own GPU and KLOOP_HOME (seeded with the committed calibration)
   export CUDA_VISIBLE_DEVICES=$1 KLOOP_HOME=/tmp/kloop-home-$1
+  r=$results/gpu$1; mkdir -p "$r"; cp "$results/machine.txt" "$r/"
   mkdir -p "$KLOOP_HOME/calibration" && cp tests/data/ncu/calibration_NVIDIA_H200.json "$KLOOP_HOME/calibration/NVIDIA_H200.json"
   "$2"
 }
@@ -100,11 +104,30 @@ compare_b() {
   step fla_walltime 420 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
 }
 
+# The last call of a session: what the others left open, most important first in each stream.
+final_a() {
+  step gtest_profile 120 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='GpuProfileTest.*'
+  for i in 1 2 3 4 5; do
+    step stability_$i 50 "$k" verify $ex --candidate $ex/versions/v2_fused.cu --json-out "$r/stability_$i.json"
+  done
+  step side_stream 40 "$k" verify $ex --candidate $ex/broken/side_stream.cu --mode fwd --shape r16384_h8192 --max-time 0.5 --json-out "$r/side_stream.json"
+  step noise_v2 130 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
+  step fla_walltime 150 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 3
+}
+final_b() {
+  step gtest_python 240 "$bin/tests/gpu/kloop.test.gpu.python"
+  step verify_v3 90 "$k" verify $ex --candidate $ex/versions/v3_wide.cu --json-out "$r/verify_v3.json"
+  step compare_v3_v2 120 "$k" compare $ex --candidate $ex/versions/v3_wide.cu --base $ex/versions/v2_fused.cu --json-out "$r/compare_v3_v2.json"
+  mkdir -p "$r/agreement"
+  TMPDIR=$r/agreement step agreement 100 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432
+  step dobench 300 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
+}
+
 case $part in
 loop) streams loop_a tests_b ;;
 figures) streams figures_a figures_b ;;
 compare) streams compare_a compare_b ;;
-*) echo "unknown part '$part' (loop, figures, compare)" >&2; exit 2 ;;
+final) streams final_a final_b ;;
+*) echo "unknown part '$part' (loop, figures, compare, final)" >&2; exit 2 ;;
 esac
-tar -czf "$out/results.tar.gz" -C "$r" .
 ls -la "$out"

@@ -42,11 +42,13 @@ class StoppingRule:
     def done(self) -> bool:
         return self.state != NOT_DONE
 
-    def add(self, sample_s: float) -> None:
+    def add(self, sample_s: float, cost_s: float = 0.0) -> None:
+        """cost_s: the wall time taking the sample cost (flush, sync, clock reads); the time
+        budgets count it (measurement time, as the C++ rule); a smaller value counts the sample."""
         if not math.isfinite(sample_s) or sample_s < 0.0:
             raise ValueError("stopping rule: sample must be a finite, non-negative duration")
         self.count += 1
-        self.total_s += sample_s
+        self.total_s += cost_s if math.isfinite(cost_s) and cost_s > sample_s else sample_s
         delta = sample_s - self._mean
         self._mean += delta / self.count
         self._m2 += delta * (sample_s - self._mean)

@@ -338,8 +338,10 @@ class Worker:
             if checked:
                 cur.fill_inputs_shifted(spare, derive_seed(b.seed, "check%d" % s))
                 cur.poison_outputs()
+            sample_start = time.perf_counter()
             self.timer.flush_caches(b.flush_bytes)
             dt, out, info = self.time_call(self.candidate, b.call, cur)
+            cost = time.perf_counter() - sample_start
             note_flags(out, s)
             if not out.ok():
                 return fail("sample", s, out)
@@ -349,7 +351,7 @@ class Worker:
             if info is not None:
                 sample_info.append(info)
             samples.append(dt)
-            rule.add(dt)
+            rule.add(dt, cost)
             if checked:
                 ref.copy_inputs_from(cur)
                 ref_rc, ref_err = self.run_reference(b.call, ref)
@@ -469,6 +471,7 @@ class Worker:
                     cur.fill_inputs_shifted(spare, derive_seed(b.seed, "check-%s-%d" % (names[side], r)))
                     cur.poison_outputs()
                 attempt = 0
+                sample_start = time.perf_counter()
                 while True:
                     self.timer.flush_caches(b.flush_bytes)
                     dt, out, info = self.time_call(sides[side], b.call, cur)
@@ -483,7 +486,7 @@ class Worker:
                 if not out.ok():
                     return fail("sample", side, len(samples[side]), out)
                 samples[side].append(dt)
-                rules[side].add(dt)
+                rules[side].add(dt, time.perf_counter() - sample_start)
                 if stopped[side] == "not_done" and rules[side].done:
                     stopped[side] = rules[side].state
                 if checked:

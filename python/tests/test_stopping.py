@@ -23,6 +23,20 @@ class StoppingRuleTest(unittest.TestCase):
             r.add(0.01)
         self.assertFalse(r.done)  # 0.1 s < 0.5 s
 
+    def test_time_budgets_count_each_samples_cost(self):
+        # As the C++ rule: a 10 us sample that cost 1 ms to take counts 1 ms of measurement time.
+        r = StoppingRule(STOP)
+        n = 0
+        while not r.done:
+            r.add(10e-6, 1e-3)
+            n += 1
+            self.assertLessEqual(n, 1000)
+        self.assertEqual(r.state, "converged")
+        self.assertEqual(n, 500)
+        low = StoppingRule(STOP)
+        low.add(0.25, 0.1)  # a cost below the sample counts the sample
+        self.assertAlmostEqual(low.total_s, 0.25)
+
     def test_time_cap_stops_even_before_the_minima(self):
         r = StoppingRule(STOP)
         r.add(20.0)

@@ -31,11 +31,11 @@ void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
     sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule, per side: minimum samples per shape")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule, per side: minimum timed seconds per shape")
+    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule, per side: minimum measurement seconds per shape (each sample with its flush and sync)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
     sub.add_option("--max-time", o.stop.max_time_s,
-                   "Stopping rule, per side: cap in timed seconds per shape (the shape ends when either side reaches it)")
+                   "Stopping rule, per side: cap in measurement seconds per shape (the shape ends when either side reaches it)")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sub.add_option("--target-rsd", o.stop.target_rel_stdev,

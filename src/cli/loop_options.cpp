@@ -27,10 +27,10 @@ void add_bench_options(CLI::App& sub, eval::evaluation_options& o) {
     sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule: minimum samples per shape")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
-    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule: minimum timed seconds per shape")
+    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule: minimum measurement seconds per shape (each sample with its flush and sync)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
-    sub.add_option("--max-time", o.stop.max_time_s, "Stopping rule: cap in timed seconds per shape")
+    sub.add_option("--max-time", o.stop.max_time_s, "Stopping rule: cap in measurement seconds per shape")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sub.add_option("--target-rsd", o.stop.target_rel_stdev, "Stopping rule: stop when the relative standard deviation reaches this")

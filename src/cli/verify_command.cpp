@@ -57,10 +57,10 @@ protected:
         sub.add_option("--min-samples", m_cfg.options.stop.min_samples, "Stopping rule: minimum samples per shape")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
-        sub.add_option("--min-time", m_cfg.options.stop.min_time_s, "Stopping rule: minimum timed seconds per shape")
+        sub.add_option("--min-time", m_cfg.options.stop.min_time_s, "Stopping rule: minimum measurement seconds per shape (each sample with its flush and sync)")
             ->check(CLI::NonNegativeNumber)
             ->capture_default_str();
-        sub.add_option("--max-time", m_cfg.options.stop.max_time_s, "Stopping rule: cap in timed seconds per shape")
+        sub.add_option("--max-time", m_cfg.options.stop.max_time_s, "Stopping rule: cap in measurement seconds per shape")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_option("--target-rsd", m_cfg.options.stop.target_rel_stdev,

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -113,12 +114,24 @@ ncu_diagnosis diagnose_ncu_output(std::string_view output, int exit_code, bool r
 
 std::string kernel_filter_regex(const std::vector<std::string>& mangled_names) {
     if (mangled_names.empty()) return "";
+    // nvcc names an anonymous namespace _GLOBAL__N__<hash>_<len>_<file>_<hash>, the first hash
+    // taken from the source's path: the same file built from another folder (the loop profiles
+    // the snapshot in iter_vN/) gets another. Any hex digits match there.
+    static const std::regex anonymous(R"(_GLOBAL__N__[0-9a-f]+_)");
     std::string out = "regex:^(";
     for (std::size_t i = 0; i < mangled_names.size(); ++i) {
         if (i) out += '|';
-        for (const char c : mangled_names[i]) {
-            if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
-            out += c;
+        const auto& name = mangled_names[i];
+        std::size_t from = 0;
+        for (std::sregex_iterator it(name.begin(), name.end(), anonymous), end;; ++it) {
+            const std::size_t to = it == end ? name.size() : static_cast<std::size_t>(it->position());
+            for (std::size_t j = from; j < to; ++j) {
+                if (std::string_view("\\^$.|?*+()[]{}").find(name[j]) != std::string_view::npos) out += '\\';
+                out += name[j];
+            }
+            if (it == end) break;
+            out += "_GLOBAL__N__[0-9a-f]+_";
+            from = to + static_cast<std::size_t>(it->length());
         }
     }
     return out + ")$";
@@ -223,10 +236,12 @@ profile_capture capture_profile(const evaluation_context& ctx, const profile_req
         cap.ncu_argv = wrapper;
         const std::string first_log = log;
         session = run_once(wrapper, log);
-        log = "# kloop: the census kernel filter matched nothing; retried without it. First run:\n" + first_log +
-              "# kloop: second run\n" + log;
+        platform::write_file_atomic(cap.log, "# kloop: the census kernel filter matched nothing; retried without it. "
+                                             "First run:\n" + first_log + "# kloop: second run\n" + log);
+    } else {
+        platform::write_file_atomic(cap.log, log);
     }
-    platform::write_file_atomic(cap.log, log);
+    // `log` is the last run's own output: the diagnosis below judges that run alone.
     for (const auto& e : session.events)
         if (e.value("event", "") == "profile_result" && e.contains("wall_s"))
             cap.profiled_call_wall_s = e.at("wall_s").get<double>();

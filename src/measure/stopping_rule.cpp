@@ -30,11 +30,11 @@ stopping_rule::stopping_rule(stopping_config config) : m_config(config) {
     m_hist.assign(m_config.plateau_window, 0.0);
 }
 
-void stopping_rule::add(double sample_s) {
+void stopping_rule::add(double sample_s, double cost_s) {
     if (!std::isfinite(sample_s) || sample_s < 0.0)
         throw std::invalid_argument("stopping rule: sample must be a finite, non-negative duration");
     ++m_count;
-    m_total_s += sample_s;
+    m_total_s += std::isfinite(cost_s) && cost_s > sample_s ? cost_s : sample_s;
     const double delta = sample_s - m_mean;
     m_mean += delta / static_cast<double>(m_count);
     m_m2 += delta * (sample_s - m_mean);

@@ -4,7 +4,12 @@
 // at a time from inside the timing loop, so add() is O(1) amortised and allocation-free after
 // construction. In the spirit of NVBench's stdrel criterion:
 //   - rel_stdev = sample stdev / mean of all samples so far (Welford's running update);
-//   - nothing but a cap stops before BOTH min_samples samples AND min_time_s of summed sample
+//   - time is measurement time: each sample counts the wall time it took to take (the cache
+//     flush, the stream hold, the synchronisation and clock reads around the timed call), which
+//     add(sample, cost) receives; add(sample) counts the sample itself. On a GPU that overhead
+//     is ~0.3 ms per sample, 20x a 16 us kernel: a budget in kernel time would cost minutes of
+//     wall time per shape, while the median's precision depends on the sample count;
+//   - nothing but a cap stops before BOTH min_samples samples AND min_time_s of measurement
 //     time;
 //   - converged: rel_stdev <= target_rel_stdev;
 //   - plateau: rel_stdev has stopped moving. After every sample (n >= 2) rel_stdev is appended
@@ -47,10 +52,13 @@ public:
     explicit stopping_rule(stopping_config config);
 
     // One sample's duration in seconds; throws std::invalid_argument if negative or non-finite.
-    void add(double sample_s);
+    // `cost_s`: the wall time taking it cost (>= the sample; a smaller value counts the sample).
+    void add(double sample_s, double cost_s);
+    void add(double sample_s) { add(sample_s, sample_s); }
 
     [[nodiscard]] stop_reason get_state() const { return m_state; }
     [[nodiscard]] bool is_done() const { return m_state != stop_reason::not_done; }
+    // Measurement time so far: the sum of the samples' costs.
     [[nodiscard]] double get_total_time_s() const { return m_total_s; }
     [[nodiscard]] std::size_t get_count() const { return m_count; }
     // +inf with fewer than two samples or a zero mean.

@@ -113,6 +113,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             }
             call_outcome out;
             double dt = 0;
+            const auto sample_start = std::chrono::steady_clock::now();
             for (int attempt = 0;; ++attempt) {
                 exec.flush_caches(b.flush_bytes);
                 out = call_outcome{};
@@ -129,7 +130,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             }
             if (!out.ok()) return fail("sample", side, samples[si].size(), out);
             samples[si].push_back(dt);
-            rule[si].add(dt);
+            rule[si].add(dt, std::chrono::duration<double>(std::chrono::steady_clock::now() - sample_start).count());
             if (stopped[si] == measure::stop_reason::not_done && rule[si].is_done()) stopped[si] = rule[si].get_state();
             if (checked) {
                 set.collect();

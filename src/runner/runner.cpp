@@ -138,9 +138,11 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
             set.poison_outputs();
             set.prepare();
         }
+        const auto sample_start = clock_type::now();
         ex.candidate.flush_caches(b.flush_bytes);
         call_outcome out;
         const double dt = ex.candidate.time_call(fns.candidate, set.get_args(), out);
+        const double cost = std::chrono::duration<double>(clock_type::now() - sample_start).count();
         if (!out.ok()) return fail("sample", s, out);
         // A sample the executor took while the device was throttled is dropped and retaken (the
         // executor has cooled down already); see executor_base::last_sample_info.
@@ -151,7 +153,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         }
         if (!info.is_null()) sample_info.push_back(std::move(info));
         samples.push_back(dt);
-        rule.add(dt);
+        rule.add(dt, cost);
         if (checked) {
             set.collect();
             ref.copy_inputs_from(set);

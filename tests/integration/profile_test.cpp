@@ -7,9 +7,12 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "eval/profile_capture.hpp"
 #include "integration/kloop_process.hpp"
 #include "platform/file_io.hpp"
 #include "platform/preflight.hpp"
+#include "platform/subprocess.hpp"
+#include "spec/spec_loader.hpp"
 
 namespace fs = std::filesystem;
 using kloop::testing::run_kloop;
@@ -63,6 +66,33 @@ TEST_F(ProfileTest, CapturesParsesAndWritesTheSummary) {
     EXPECT_NE(r.record.at("note").get<std::string>().find("DRAM"), std::string::npos) << r.record.at("note");
     EXPECT_TRUE(fs::exists(m_out.path() / "profile_summary.json"));
     EXPECT_TRUE(fs::exists(m_out.path() / "profile_summary.md"));
+}
+
+// A census name that matches nothing under ncu's -k filter: one retry without the filter, and the
+// capture is judged by that retry alone (the first run's "No kernels were profiled" stays in the
+// log, not in the verdict).
+TEST_F(ProfileTest, AFilterThatMatchesNothingIsRetriedWithoutItAndTheRetryCounts) {
+    ::setenv("FAKE_NCU_MODE", "filter_nomatch", 1);
+    const std::string dir = source_dir() + "/tests/gpu/data/copy";
+    const auto spec = kloop::spec::load_op_spec(dir);
+    kloop::platform::posix_command_runner commands;
+    kloop::platform::scoped_temp_dir scratch("kloop-profile-retry");
+    const kloop::eval::evaluation_context ctx{spec, dir + "/versions/copy_v1.cu", {}, commands, scratch.path() / "cache",
+                                              scratch.path()};
+    kloop::eval::profile_request req;
+    req.mode = "fwd";
+    req.shape = "n32m";
+    req.out_dir = m_out.path();
+    req.kernel_names = {"_Z11not_the_onePf"};
+    req.timeout_s = 120;
+    const auto cap = kloop::eval::capture_profile(ctx, req);
+    EXPECT_EQ(cap.status, "captured") << cap.reason;
+    ASSERT_FALSE(cap.ncu_argv.empty());
+    EXPECT_EQ(std::find(cap.ncu_argv.begin(), cap.ncu_argv.end(), "-k"), cap.ncu_argv.end()) << "the retry has no filter";
+    const auto log = kloop::platform::read_file(cap.log);
+    EXPECT_NE(log.find("retried without it"), std::string::npos) << log;
+    EXPECT_NE(log.find("No kernels were profiled"), std::string::npos) << log;
+    EXPECT_TRUE(fs::exists(cap.raw_csv));
 }
 
 TEST_F(ProfileTest, NoCounterPermissionIsOneClearLineAndExitSix) {

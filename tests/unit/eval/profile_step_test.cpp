@@ -2,6 +2,8 @@
 // used by the roofline, the default shape and the loop's suspect rules on a recorded capture.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -103,6 +105,21 @@ TEST(KernelFilter, EscapesAndAnchorsMangledNames) {
     EXPECT_EQ(eval::kernel_filter_regex({}), "");
     EXPECT_EQ(eval::kernel_filter_regex({"_Z3fooPf", "_ZN12_GLOBAL__N_1.3barEv"}),
               "regex:^(_Z3fooPf|_ZN12_GLOBAL__N_1\\.3barEv)$");
+}
+
+// nvcc's anonymous-namespace prefix carries a hash of the source's path: the census saw the
+// kernel built from one folder, the loop profiles the snapshot built in iter_vN/.
+TEST(KernelFilter, MatchesTheSameKernelBuiltFromAnotherFolder) {
+    const std::string seen = "_ZN41_GLOBAL__N__fe6f83a5_9_kernel_cu_4abc59ab10fwd_kernelEPK13__nv_bfloat16S2_PS0_Pfiif";
+    const std::string other = "_ZN41_GLOBAL__N__a2a48c14_9_kernel_cu_4abc59ab10fwd_kernelEPK13__nv_bfloat16S2_PS0_Pfiif";
+    const auto k = eval::kernel_filter_regex({seen, "_Z3fooPf"});
+    ASSERT_EQ(k.rfind("regex:", 0), 0u) << k;
+    const std::regex re(k.substr(6));
+    EXPECT_TRUE(std::regex_match(seen, re)) << k;
+    EXPECT_TRUE(std::regex_match(other, re)) << k;
+    EXPECT_TRUE(std::regex_match(std::string("_Z3fooPf"), re)) << k;
+    EXPECT_FALSE(std::regex_match(std::string("_ZN41_GLOBAL__N__a2a48c14_9_kernel_cu_4abc59ab10bwd_kernelEv"), re)) << k;
+    EXPECT_FALSE(std::regex_match(std::string("_Z3fooPfX"), re)) << k;
 }
 
 TEST(ProfileSets, NamesRoundTripAndSelectSections) {

@@ -38,6 +38,34 @@ TEST(StoppingRuleTest, ConstantSamplesConvergeRightAfterMinTime) {
     EXPECT_LT(rule.get_total_time_s() - s, 0.5);  // one sample earlier was not enough
 }
 
+// The time budgets count measurement time: a 10 us GPU sample that took 1 ms of flush,
+// synchronisation and clock reads counts 1 ms, so min_time 0.5 s needs 500 samples, not 50000.
+TEST(StoppingRuleTest, TimeBudgetsCountEachSamplesCostNotOnlyTheSample) {
+    stopping_config c;
+    stopping_rule rule(c);
+    int n = 0;
+    while (!rule.is_done()) {
+        rule.add(10e-6, 1e-3);
+        ++n;
+        ASSERT_LE(n, 1000);
+    }
+    EXPECT_EQ(rule.get_state(), stop_reason::converged);
+    EXPECT_EQ(n, 500);
+    EXPECT_NEAR(rule.get_total_time_s(), 0.5, 1e-9);
+    // The cap too: 15 s of measurement time, whatever the samples sum to.
+    c.target_rel_stdev = 0;
+    c.plateau_max_drift = 0;
+    stopping_rule capped(c);
+    for (int i = 0; i < 20000 && !capped.is_done(); ++i) capped.add(i % 2 ? 10e-6 : 11e-6, 1e-3);
+    EXPECT_EQ(capped.get_state(), stop_reason::time_cap);
+    EXPECT_NEAR(capped.get_total_time_s(), 15.0, 1e-3);
+    // A cost below the sample (or not finite) counts the sample itself.
+    stopping_rule low(c);
+    low.add(0.25, 0.1);
+    low.add(0.25, std::nan(""));
+    EXPECT_DOUBLE_EQ(low.get_total_time_s(), 0.5);
+}
+
 TEST(StoppingRuleTest, AlternatingNoisySamplesPlateauInsteadOfConverging) {
     stopping_config c;
     c.min_time_s = 0.0;
