@@ -305,7 +305,9 @@ census_verdict check_time_vs_event(const std::vector<census_call>& calls) {
     }
     if (compared == 0) {
         v.status = census_status::skipped;
-        v.detail = "no checked call has both a census and an event time";
+        v.detail = "no checked call has both a census and an event time: no gate shape is also a bench shape, so "
+                   "work outside the timed window (kernels on a stream the end event does not wait for) cannot be "
+                   "seen; give one large gate shape use = [\"gate\", \"bench\"]";
     } else if (outside > 0) {
         v.status = census_status::fail;
         v.detail = fmt::format("{} of {} calls; first {}", outside, compared, outside_text);

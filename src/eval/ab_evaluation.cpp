@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "eval/call_judgement.hpp"
+#include "eval/candidate_integrity.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
@@ -93,6 +94,28 @@ ab_shape_result interpret_item(const runner::call_plan& plan, const json* result
     }
     s.ok = true;
     return s;
+}
+
+// census_time_vs_event of one side, again, with the A/B medians as the event times (the side's
+// gate ran without a bench, so the check was skipped there): kernels its gate calls ran outside
+// the timed window (a stream the end event does not wait for) reject the side as in verify.
+void recheck_census_time(evaluation& ev, const std::vector<ab_shape_result>& shapes, const std::vector<std::optional<double>>& bytes,
+                         std::uint64_t evict_bytes, bool candidate_side) {
+    if (ev.census.calls.empty()) return;
+    std::vector<timed_shape> timed;
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const auto& stats = candidate_side ? shapes[i].candidate_s : shapes[i].base_s;
+        if (stats) timed.push_back({shapes[i].mode + "/" + shapes[i].shape, stats->median, bytes[i], shapes[i].flush_bytes});
+    }
+    for (auto& fresh : judge_gate_census(ev.census, event_proxies(timed, evict_bytes, ev.census.device_flush_bytes))) {
+        if (fresh.name != "census_time_vs_event") continue;
+        for (auto& c : ev.integrity)
+            if (c.name == fresh.name) c = fresh;
+        if (fresh.status == check_status::fail && ev.status == disposition::passed) {
+            ev.status = disposition::gate_failed;
+            ev.reason = "integrity check 'census_time_vs_event' failed: " + fresh.detail;
+        }
+    }
 }
 
 // The A/B checks of one side replace its evaluation's "timed_output_checks" (skipped there:
@@ -230,6 +253,15 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     }
     record_timed_checks(r.base, r.shapes, false);
     record_timed_checks(r.candidate, r.shapes, true);
+    std::vector<std::optional<double>> shape_bytes;
+    for (const auto& item : job.bench) {
+        const auto& plan = job.calls[static_cast<std::size_t>(item.call)];
+        const auto* m = ctx.spec.find_mode(plan.mode);
+        shape_bytes.push_back(m != nullptr && m->bytes ? std::optional<double>(static_cast<double>(m->bytes->eval(plan.dims)))
+                                                       : std::nullopt);
+    }
+    recheck_census_time(r.base, r.shapes, shape_bytes, r.evict_bytes, false);
+    recheck_census_time(r.candidate, r.shapes, shape_bytes, r.evict_bytes, true);
 
     std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs;
     for (const auto& s : r.shapes)
@@ -244,6 +276,14 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
                 break;
             }
         if (r.reason.empty()) r.reason = r.runner_failure.empty() ? "the A/B runner did not finish" : r.runner_failure;
+    }
+    // A side the census recheck rejected: its times are not its work's, so no verdict stands.
+    if (r.base.status != disposition::passed || r.candidate.status != disposition::passed) {
+        r.ok = false;
+        std::string why;
+        if (r.base.status != disposition::passed) why = side_failure("base", r.base);
+        if (r.candidate.status != disposition::passed) why += (why.empty() ? "" : "; ") + side_failure("candidate", r.candidate);
+        r.reason = why;
     }
 }
 

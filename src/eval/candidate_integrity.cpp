@@ -46,48 +46,58 @@ integrity_check imported_symbols_check(const std::filesystem::path& library) {
     return c;
 }
 
-std::vector<integrity_check> census_checks(const runner::job& gate_job, const std::vector<json>& gate_events,
-                                           const bench_report& bench) {
+gate_census gather_gate_census(const runner::job& gate_job, const std::vector<json>& gate_events) {
+    gate_census out;
     std::map<int, const runner::gate_case*> cases;
     for (const auto& c : gate_job.gate) cases[c.id] = &c;
-    // Bench medians usable as a call's event time (see the header). The cache flush: what the
-    // bench says it wrote, else what the GPU executor reports per sample (2 x L2, in the start
-    // event's device facts), else 256 MiB (2 x the largest L2 of current GPUs).
-    std::uint64_t device_flush = 0;
     for (const auto& e : gate_events)
         if (e.value("event", "") == "start" && e.contains("candidate_device") && e.at("candidate_device").is_object())
-            device_flush = e.at("candidate_device").value("flush_bytes_per_sample", std::uint64_t{0});
-    std::map<std::string, double> bench_event_s;
-    for (const auto& s : bench.shapes) {
-        auto flush = std::max({s.flush_bytes, bench.evict_bytes, device_flush});
-        if (flush == 0) flush = std::uint64_t{256} << 20;
-        if (s.stats_s && s.bytes && *s.bytes >= static_cast<double>(flush))
-            bench_event_s[s.mode + "/" + s.shape] = s.stats_s->median;
-    }
-
-    std::vector<check::census_call> calls;
-    auto add = [&](const json& census, const std::string& label, const std::string& key) {
-        auto call = check::census_call_from_json(census, label, key);
-        if (!call.event_s)
-            if (auto it = bench_event_s.find(key); it != bench_event_s.end()) {
-                call.event_s = it->second;
-                call.event_is_proxy = true;
-            }
-        calls.push_back(std::move(call));
-    };
+            out.device_flush_bytes = e.at("candidate_device").value("flush_bytes_per_sample", std::uint64_t{0});
     for (const auto& e : gate_events) {
         if (e.value("event", "") != "case_result") continue;
         const auto it = cases.find(e.value("id", -1));
         if (it == cases.end()) continue;
         const auto& plan = gate_job.calls[static_cast<std::size_t>(it->second->call)];
         const auto label = plan.get_label() + " trial " + std::to_string(it->second->trial);
-        if (e.contains("census")) add(e.at("census"), label, plan.get_label());
+        if (e.contains("census")) out.calls.push_back(check::census_call_from_json(e.at("census"), label, plan.get_label()));
         if (e.contains("same_address_recheck") && e.at("same_address_recheck").contains("census"))
-            add(e.at("same_address_recheck").at("census"), label + " same-address recheck", plan.get_label());
+            out.calls.push_back(check::census_call_from_json(e.at("same_address_recheck").at("census"),
+                                                             label + " same-address recheck", plan.get_label()));
     }
+    return out;
+}
+
+std::map<std::string, double> event_proxies(const std::vector<timed_shape>& shapes, std::uint64_t evict_bytes,
+                                            std::uint64_t device_flush_bytes) {
+    std::map<std::string, double> out;
+    for (const auto& s : shapes) {
+        auto flush = std::max({s.flush_bytes, evict_bytes, device_flush_bytes});
+        if (flush == 0) flush = std::uint64_t{256} << 20;
+        if (s.median_s > 0 && s.bytes && *s.bytes >= static_cast<double>(flush)) out[s.key] = s.median_s;
+    }
+    return out;
+}
+
+std::vector<integrity_check> judge_gate_census(const gate_census& census, const std::map<std::string, double>& proxies) {
+    auto calls = census.calls;
+    for (auto& call : calls)
+        if (!call.event_s)
+            if (auto it = proxies.find(call.key); it != proxies.end()) {
+                call.event_s = it->second;
+                call.event_is_proxy = true;
+            }
     std::vector<integrity_check> out;
     for (auto& v : check::judge_census(calls)) out.push_back({v.name, status_of(v.status), std::move(v.detail)});
     return out;
+}
+
+std::vector<integrity_check> census_checks(const runner::job& gate_job, const std::vector<json>& gate_events,
+                                           const bench_report& bench) {
+    const auto census = gather_gate_census(gate_job, gate_events);
+    std::vector<timed_shape> timed;
+    for (const auto& s : bench.shapes)
+        if (s.stats_s) timed.push_back({s.mode + "/" + s.shape, s.stats_s->median, s.bytes, s.flush_bytes});
+    return judge_gate_census(census, event_proxies(timed, bench.evict_bytes, census.device_flush_bytes));
 }
 
 std::map<std::string, std::vector<std::string>> census_kernel_names(const runner::job& gate_job,

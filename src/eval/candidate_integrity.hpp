@@ -9,9 +9,11 @@
 // this file only gathers their inputs from the build record and the runner's events.
 #pragma once
 
-#include <map>
-
+#include <cstdint>
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +26,26 @@ namespace kloop::eval {
 // `imported_symbols` for the candidate's built library: fail for delegation, timers, dlopen,
 // process creation, …; warn for threads and streams; fail when the library cannot be read.
 [[nodiscard]] integrity_check imported_symbols_check(const std::filesystem::path& library);
+
+// The gate's census (evaluation.hpp), gathered from its case_result events.
+[[nodiscard]] gate_census gather_gate_census(const runner::job& gate_job, const std::vector<nlohmann::json>& gate_events);
+
+// Event times to hold the census against, per "mode/shape": each timed shape's median when its
+// spec bytes exceed the cache flush (so a warm gate call and a cold timed sample see the same
+// memory traffic). `flush_bytes` per shape, else `evict_bytes`, else the device's, else 256 MiB.
+struct timed_shape {
+    std::string key;                       // "mode/shape"
+    double median_s = 0;
+    std::optional<double> bytes;           // the spec's
+    std::uint64_t flush_bytes = 0;
+};
+[[nodiscard]] std::map<std::string, double> event_proxies(const std::vector<timed_shape>& shapes,
+                                                          std::uint64_t evict_bytes, std::uint64_t device_flush_bytes);
+
+// The four census checks of a gathered census, with `proxies` as the event time of calls the
+// executor did not time.
+[[nodiscard]] std::vector<integrity_check> judge_gate_census(const gate_census& census,
+                                                             const std::map<std::string, double>& proxies);
 
 // The four census checks from the gate's case_result events (and their same-address rechecks).
 // A call's event time comes from its census ("event_s") when the executor measured one, else

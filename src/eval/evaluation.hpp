@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "blackbox/blackbox_record.hpp"
+#include "check/census_rules.hpp"
 #include "check/comparison.hpp"
 #include "measure/statistics.hpp"
 
@@ -122,6 +123,14 @@ struct environment_info {
     bool git_dirty = false;
 };
 
+// The gate's kernel census, kept so a later timing (the A/B of compare and iterate) can hold it
+// against its own medians (census_time_vs_event): the checked calls' kernels, without event
+// times unless the executor measured one, and the cache flush the device reported per sample.
+struct gate_census {
+    std::vector<check::census_call> calls;
+    std::uint64_t device_flush_bytes = 0;
+};
+
 struct evaluation {
     std::string op;
     std::string candidate;                 // path as given
@@ -140,6 +149,7 @@ struct evaluation {
     // The kernels CUPTI saw in the gate's checked calls, per mode (names as CUPTI gives them:
     // mangled for C++), in first-seen order — the kernel filter of `kloop profile`.
     std::map<std::string, std::vector<std::string>> census_kernels;
+    gate_census census;                    // empty without a census (CPU, Python, no CUPTI)
 };
 
 }  // namespace kloop::eval

@@ -352,6 +352,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
     ev.census_kernels = census_kernel_names(gate_job, gate_session.events);
+    ev.census = gather_gate_census(gate_job, gate_session.events);
 
     // Candidate-level integrity checks (eval/candidate_integrity.hpp): what the library imports
     // and which kernels the gate's checked calls ran. Appended to the per-call checks; a fail
@@ -374,7 +375,11 @@ evaluation evaluate(const evaluation_context& ctx) {
         if (python)
             e.integrity.push_back(
                 from_python(backend::python::numeric_flags_check({&gate_session.events, &python_bench_events})));
-        for (auto& c : census_checks(gate_job, gate_session.events, e.bench)) e.integrity.push_back(std::move(c));
+        std::vector<timed_shape> timed;
+        for (const auto& s : e.bench.shapes)
+            if (s.stats_s) timed.push_back({s.mode + "/" + s.shape, s.stats_s->median, s.bytes, s.flush_bytes});
+        for (auto& c : judge_gate_census(e.census, event_proxies(timed, e.bench.evict_bytes, e.census.device_flush_bytes)))
+            e.integrity.push_back(std::move(c));
         if (e.status != disposition::passed) return;
         for (const auto& c : e.integrity)
             if (c.status == check_status::fail) {

@@ -1,6 +1,9 @@
 // kloop loop: eligibility and ranking (see ranking.hpp).
 #include "loop/ranking.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
 namespace kloop::loop {
@@ -17,7 +20,7 @@ std::string ineligibility(const iteration_record& r, const eligibility_policy& p
     if (r.status == iteration_status::negative) return "negative: not faster than the best of its time";
     if (r.suspect && !(p.baseline_may_be_suspect && r.number == 0))
         return "suspect: " + (r.suspect_reasons.empty() ? std::string("the profile cannot explain its time")
-                                                        : r.suspect_reasons.front()) +
+                                                        : fmt::format("{}", fmt::join(r.suspect_reasons, "; "))) +
                " — re-check: fix the spec's cost formulas or the candidate, then iterate again";
     if (p.require_full_profile && r.profile_status != "full" && r.profile_status != "n/a")
         return "no full profile (profile " + r.profile_status + ": " + r.profile_note +

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "eval/evaluator.hpp"
 #include "eval/profile_capture.hpp"
 #include "integration/kloop_process.hpp"
 #include "platform/file_io.hpp"

@@ -5,7 +5,7 @@
 // outputs are right, because every checked call ends with a device-wide synchronisation.
 //
 // Rejected by: `census_time_vs_event` — the kernels CUPTI saw in a checked call of the
-// r16384_h8192 shape (gate and bench) span far more than the event-timed median of that shape,
+// r16384_h4096 shape (gate and bench) span far more than the event-timed median of that shape,
 // which is work outside the timed window (fail beyond 2x). Also reported: `imported_symbols`
 // warns (stream_creation: cudaStreamCreateWithFlags), and the census lists the kernels on a
 // stream other than the runner's.

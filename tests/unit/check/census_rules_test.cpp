@@ -116,6 +116,21 @@ TEST(CensusRulesTest, TimeAgreementHasAnAbsoluteFloorForShortCalls) {
     EXPECT_NE(off.detail.find("time not spent in kernels"), std::string::npos) << off.detail;
 }
 
+// examples/rmsnorm-cuda/broken/side_stream on the H200 (2026-11-30): its kernels run on a
+// non-blocking stream the end event does not wait for, so its bench median was 4.2 us for ~80 us
+// of kernels. A gate shape that is also benched holds the gate's census against that median.
+TEST(CensusRulesTest, WorkOutsideTheTimedWindowFailsAgainstTheBenchMedian) {
+    auto c = make_call("fwd/r16384_h4096 trial 0", "fwd/r16384_h4096", {{"fwd_kernel", 80e-6}}, 4.2e-6);
+    c.event_is_proxy = true;
+    const auto v = kc::check_time_vs_event({c});
+    EXPECT_EQ(v.status, kc::census_status::fail) << v.detail;
+    EXPECT_NE(v.detail.find("outside the timed window"), std::string::npos) << v.detail;
+    // Without any event time the check cannot run, and says what to change.
+    const auto none = kc::check_time_vs_event({make_call("fwd/a t0", "fwd/a", {{"k", 80e-6}})});
+    EXPECT_EQ(none.status, kc::census_status::skipped);
+    EXPECT_NE(none.detail.find("use = [\"gate\", \"bench\"]"), std::string::npos) << none.detail;
+}
+
 TEST(CensusRulesTest, KernelSetIsComparedPerModeAndShapeOnly) {
     // Different shapes may dispatch to different kernels.
     const auto v = kc::check_kernel_set_stable({make_call("fwd/a t0", "fwd/a", {{"small", 1e-6}}),

@@ -60,11 +60,13 @@ TEST(RankingTest, SuspectVersionsAreNeverPromotedButASuspectBaselineStaysTheTarg
     auto cheat = record(1, S::positive, 0.1, 0.1);
     cheat.profile_status = "full";
     cheat.suspect = true;
-    cheat.suspect_reasons = {"below_floor: fwd/s measured 0.0001 ms"};
+    cheat.suspect_reasons = {"below_floor: fwd/s measured 0.0001 ms", "bytes_collapsed: fwd/s moved 10 DRAM bytes"};
     std::vector<iteration_record> rs{base, cheat};
     EXPECT_EQ(best_version(rs, promotion_policy(true)), 0);
     EXPECT_EQ(best_version(rs, ab_target_policy()), 0);
     EXPECT_NE(ineligibility(cheat, promotion_policy(true)).find("suspect: below_floor"), std::string::npos);
+    EXPECT_NE(ineligibility(cheat, promotion_policy(true)).find("; bytes_collapsed"), std::string::npos)
+        << "every reason is named, not only the first";
     rs[0].suspect = true;  // an over-declared spec makes v0 suspect too: nothing to promote …
     EXPECT_FALSE(best_version(rs, promotion_policy(true)).has_value());
     EXPECT_EQ(best_version(rs, ab_target_policy()), 0);  // … but the loop still has its target
