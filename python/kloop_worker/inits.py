@@ -77,14 +77,23 @@ def log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -(np.maximum(y, 0.0) + np.log1p(np.exp(-np.abs(y))))
 
 
+def _affine(x: np.ndarray, scale: float, offset: float) -> np.ndarray:
+    """offset + scale * x, in place (the same values: IEEE products and sums commute)."""
+    if scale != 1.0:
+        x *= scale
+    if offset != 0.0:
+        x += offset
+    return x
+
+
 def generate(init: Initializer, numel: int, is_integer_dtype: bool, dims: Dict[str, int], seed: int) -> np.ndarray:
     """``numel`` values of ``init`` for one tensor, from the tensor's own seed."""
     g = _generator(seed)
     k = init.kind
     if k == "normal":
-        return init.a + init.b * g.standard_normal(numel)
+        return _affine(g.standard_normal(numel), init.b, init.a)
     if k == "uniform":
-        return init.a + (init.b - init.a) * g.random(numel)
+        return _affine(g.random(numel), init.b - init.a, init.a)
     if k == "randint":
         lo, hi = int(init.a), int(init.b)
         if not hi > lo:

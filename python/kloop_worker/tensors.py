@@ -58,11 +58,24 @@ def _signed_bits(value: int, width: int) -> int:
 
 
 def f64_to_bf16_bits(values: np.ndarray) -> np.ndarray:
-    """Round to nearest even bf16 (through f32), NaN to the canonical 0x7FC0; uint16 bits."""
-    f = np.asarray(values, dtype=np.float64).astype(np.float32)
-    bits = f.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(f), np.uint16(0x7FC0), rounded).astype(np.uint16)
+    """Round to nearest even bf16 (through f32), NaN to the canonical 0x7FC0; uint16 bits.
+
+    In uint32, in place on one temporary: a 67M-element tensor is converted in ~1 s, where the
+    uint64 form with np.where took ~7 s (it dominated the Python worker's input generation on
+    the H200's large shapes). Only NaN bit patterns can wrap around in uint32, and those are
+    replaced afterwards, so the bits are the same as the uint64 form's."""
+    f = np.asarray(values, dtype=np.float32)
+    bits = f.view(np.uint32)
+    r = np.right_shift(bits, 16)
+    r &= 1
+    r += bits
+    r += 0x7FFF
+    r >>= 16
+    out = r.astype(np.uint16)
+    nan = np.isnan(f)
+    if nan.any():
+        out[nan] = 0x7FC0
+    return out
 
 
 def bf16_bits_to_f64(bits: np.ndarray) -> np.ndarray:

@@ -119,6 +119,25 @@ class Bf16Test(unittest.TestCase):
         self.assertEqual(bits[3], 0x7FC0)
         self.assertEqual(bf16_bits_to_f64(bits[4:5])[0], -2.0)
 
+    def test_matches_exact_rounding_on_every_kind_of_float32(self):
+        # Arbitrary float32 bit patterns (NaNs, infinities, subnormals, both signs), rounded by
+        # an independent integer-exact form: bf16 = round-half-even of the top 16 bits.
+        rng = np.random.default_rng(7)
+        f32 = rng.integers(0, 2 ** 32, 200000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+        with np.errstate(invalid="ignore"):
+            got = f64_to_bf16_bits(f32.astype(np.float64))
+        for b32, g in zip(f32.view(np.uint32)[:20000].tolist(), got[:20000].tolist()):
+            f = np.uint32(b32).view(np.float32)
+            if np.isnan(f):
+                self.assertEqual(g, 0x7FC0)
+                continue
+            hi, lo = b32 >> 16, b32 & 0xFFFF
+            want = hi + (1 if lo > 0x8000 or (lo == 0x8000 and hi & 1) else 0)
+            self.assertEqual(g, want & 0xFFFF, hex(b32))
+        # Values kept by the conversion: the largest finite float32 rounds to +inf in bf16.
+        self.assertEqual(f64_to_bf16_bits(np.array([3.4028234663852886e38]))[0], 0x7F80)
+        self.assertEqual(f64_to_bf16_bits(np.array([-np.inf]))[0], 0xFF80)
+
 
 if __name__ == "__main__":
     unittest.main()

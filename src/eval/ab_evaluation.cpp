@@ -218,7 +218,11 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     const std::string device =
         r.candidate.candidate_build.device.empty() ? std::string("cpu") : r.candidate.candidate_build.device;
     // As the bench: on a GPU, 0 means "2 x L2 of the device", which the runner flushes before every sample.
-    r.evict_bytes = options.evict_bytes ? options.evict_bytes : device == "cuda" ? 0 : 2 * r.candidate.env.llc_bytes;
+    // (A Python candidate with torch tensors on CUDA too: sizing its rotation by the host's LLC —
+    // 300 MiB on the H200 host — made the worker generate several 128M-element sets per shape.)
+    r.evict_bytes = options.evict_bytes       ? options.evict_bytes
+                    : timed_on_gpu(r.candidate.candidate_build) ? 0
+                                                                : 2 * r.candidate.env.llc_bytes;
     auto job = build_bench_job(ctx.spec, options, seed, r.evict_bytes);
     job.candidate_device = device;
     job.reference_device = r.candidate.reference_build.device.empty() ? std::string("cpu") : r.candidate.reference_build.device;

@@ -311,6 +311,10 @@ backend::cpu::build_record build_run_source(const evaluation_context& ctx, const
     return build_source(ctx, source, role);
 }
 
+bool timed_on_gpu(const build_summary& b) {
+    return b.device == "cuda" || (b.device == backend::python::worker_device && b.target.rfind("torch-cuda", 0) == 0);
+}
+
 evaluation evaluate(const evaluation_context& ctx) {
     if (ctx.spec.blackbox) return blackbox::evaluate(ctx);  // a repository's own gate and bench (docs/blackbox.md)
     evaluation ev;
@@ -405,7 +409,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         // On a GPU, 0 means "2 x L2 of the device": the runner knows it, and flushes that much
         // before every sample anyway (docs/measurement.md, GPU timing protocol).
         // The Python worker with torch tensors on the GPU flushes 2 x L2 per sample the same way.
-        const bool on_gpu = cand_device == "cuda" || (python && ev.candidate_build.target.rfind("torch-cuda", 0) == 0);
+        const bool on_gpu = timed_on_gpu(ev.candidate_build);
         const std::uint64_t evict = ctx.options.evict_bytes ? ctx.options.evict_bytes
                                     : on_gpu                ? 0
                                                             : 2 * ev.env.llc_bytes;

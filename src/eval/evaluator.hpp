@@ -31,6 +31,11 @@ struct evaluation_context {
 
 [[nodiscard]] evaluation evaluate(const evaluation_context& ctx);
 
+// Whether a built candidate is timed on a GPU: a CUDA library, or a Python candidate whose worker
+// holds torch tensors on CUDA (target "torch-cuda…"). Its timing then flushes 2 x the GPU's L2
+// per sample (the runner's or the worker's own size), not 2 x the host's last-level cache.
+[[nodiscard]] bool timed_on_gpu(const build_summary& candidate_build);
+
 // Builds one source of the run (the reference or the candidate) as evaluate() does: cached, with
 // the spec's flags; nvcc for .cu. Other steps that run the candidate (profile_capture) use it.
 [[nodiscard]] backend::cpu::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,
