@@ -10,6 +10,9 @@
 #   bench/h200_session.sh compare BIN_DIR   # A: compare v2 vs v0, v1   B: iteration wall time vs an FLA-style loop
 #   bench/h200_session.sh final BIN_DIR     # A: profile GPU tests, stability, side_stream, A/B noise, FLA-style wall time
 #                                           # B: Python GPU tests, v3, ncu agreement, do_bench side by side
+#   bench/h200_session.sh recheck BIN_DIR   # what session 3 changed but could not re-run on the GPU:
+#                                           # A: profile GPU tests, side_stream (verify and A/B), A/B noise (20 runs)
+#                                           # B: Python GPU tests, FLA-style wall time (5 rounds)
 #
 # BIN_DIR holds src/{kloop,kloop-runner,kloop-runner-cuda} and tests/gpu/kloop.test.gpu{,.python},
 # built on the dev machine under /work/main (the test binaries read /work/main/build-gpu, which
@@ -123,11 +126,23 @@ final_b() {
   step dobench 300 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
 }
 
+recheck_a() {
+  step gtest_profile 120 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='GpuProfileTest.*'
+  step side_stream 60 "$k" verify $ex --candidate $ex/broken/side_stream.cu --mode fwd --json-out "$r/side_stream.json"
+  step side_stream_ab 90 "$k" compare $ex --candidate $ex/broken/side_stream.cu --base $ex/versions/v1_rowwise.cu --mode fwd --json-out "$r/side_stream_ab.json"
+  step noise_v2 280 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
+}
+recheck_b() {
+  step gtest_python 240 "$bin/tests/gpu/kloop.test.gpu.python"
+  step fla_walltime 300 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
+}
+
 case $part in
 loop) streams loop_a tests_b ;;
+recheck) streams recheck_a recheck_b ;;
 figures) streams figures_a figures_b ;;
 compare) streams compare_a compare_b ;;
 final) streams final_a final_b ;;
-*) echo "unknown part '$part' (loop, figures, compare, final)" >&2; exit 2 ;;
+*) echo "unknown part '$part' (loop, figures, compare, final, recheck)" >&2; exit 2 ;;
 esac
 ls -la "$out"
