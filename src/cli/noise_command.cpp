@@ -146,6 +146,19 @@ protected:
                                        r.overall->ci_high, measure::to_string(r.overall->verdict));
             else
                 inv.out << "no overall verdict";
+            // Every shape's verdict, so a run cut short still shows its shape verdicts:
+            // + FASTER, - SLOWER, = SAME, ? AMBIGUOUS, x no verdict.
+            inv.out << " | per shape";
+            for (const auto& s : r.shapes) {
+                const char* mark = "x";
+                if (s.verdict) switch (s.verdict->verdict) {
+                        case measure::ab_verdict::faster: mark = "+"; break;
+                        case measure::ab_verdict::slower: mark = "-"; break;
+                        case measure::ab_verdict::same: mark = "="; break;
+                        case measure::ab_verdict::ambiguous: mark = "?"; break;
+                    }
+                inv.out << ' ' << mark;
+            }
             if (!r.ok) inv.out << " | " << r.reason;
             inv.out << "\n" << std::flush;
         };

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "kloop_process.hpp"
@@ -257,4 +258,15 @@ TEST(NoiseTest, ReportsNoiseFloorAndFalseVerdictRate) {
     }
     EXPECT_EQ(rec.at("overall").at("shape_verdicts"), 12);
     EXPECT_TRUE(rec.at("overall").contains("false_verdict_rate"));
+}
+
+// The text form prints each run's shape verdicts as it goes, so a run cut short (a time box on
+// the GPU machine) still shows them: one mark per (mode, shape) in the spec's order.
+TEST(NoiseTest, EachRunLineCarriesItsShapeVerdicts) {
+    std::vector<std::string> args = {"noise", example_dir(), "--candidate", v1(), "--runs", "2", "--mode", "fwd"};
+    for (const auto& q : quick_bench()) args.push_back(q);
+    const auto r = run_kloop_in(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const std::regex line(R"(run +[12]/2: geomean [0-9.]+x \[[0-9.]+, [0-9.]+\] [A-Z]+ \| per shape( [-+=?x]){3}\n)");
+    EXPECT_EQ(std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), line), std::sregex_iterator()), 2) << r.out;
 }
