@@ -91,9 +91,7 @@ std::vector<integrity_check> judge_gate_census(const gate_census& census, const 
     return out;
 }
 
-std::vector<integrity_check> census_checks(const runner::job& gate_job, const std::vector<json>& gate_events,
-                                           const bench_report& bench) {
-    const auto census = gather_gate_census(gate_job, gate_events);
+std::vector<integrity_check> census_checks(const gate_census& census, const bench_report& bench) {
     std::vector<timed_shape> timed;
     for (const auto& s : bench.shapes)
         if (s.stats_s) timed.push_back({s.mode + "/" + s.shape, s.stats_s->median, s.bytes, s.flush_bytes});

@@ -47,13 +47,10 @@ struct timed_shape {
 [[nodiscard]] std::vector<integrity_check> judge_gate_census(const gate_census& census,
                                                              const std::map<std::string, double>& proxies);
 
-// The four census checks from the gate's case_result events (and their same-address rechecks).
-// A call's event time comes from its census ("event_s") when the executor measured one, else
-// from the bench median of the same mode and shape when that shape's bytes exceed the bench's
-// cache flush (so a warm gate call and a cold bench sample see the same memory traffic).
-[[nodiscard]] std::vector<integrity_check> census_checks(const runner::job& gate_job,
-                                                         const std::vector<nlohmann::json>& gate_events,
-                                                         const bench_report& bench);
+// The four census checks of a gathered census against a bench: a call's event time comes from
+// its census ("event_s") when the executor measured one, else from the bench median of the same
+// mode and shape (event_proxies).
+[[nodiscard]] std::vector<integrity_check> census_checks(const gate_census& census, const bench_report& bench);
 
 // The kernel names CUPTI saw in the gate's checked calls, per mode (the union over its gate
 // shapes), in first-seen order; a mode without a census is absent.

@@ -379,11 +379,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         if (python)
             e.integrity.push_back(
                 from_python(backend::python::numeric_flags_check({&gate_session.events, &python_bench_events})));
-        std::vector<timed_shape> timed;
-        for (const auto& s : e.bench.shapes)
-            if (s.stats_s) timed.push_back({s.mode + "/" + s.shape, s.stats_s->median, s.bytes, s.flush_bytes});
-        for (auto& c : judge_gate_census(e.census, event_proxies(timed, e.bench.evict_bytes, e.census.device_flush_bytes)))
-            e.integrity.push_back(std::move(c));
+        for (auto& c : census_checks(e.census, e.bench)) e.integrity.push_back(std::move(c));
         if (e.status != disposition::passed) return;
         for (const auto& c : e.integrity)
             if (c.status == check_status::fail) {
