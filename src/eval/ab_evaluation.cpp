@@ -99,13 +99,13 @@ ab_shape_result interpret_item(const runner::call_plan& plan, const json* result
 // census_time_vs_event of one side, again, with the A/B medians as the event times (the side's
 // gate ran without a bench, so the check was skipped there): kernels its gate calls ran outside
 // the timed window (a stream the end event does not wait for) reject the side as in verify.
-void recheck_census_time(evaluation& ev, const std::vector<ab_shape_result>& shapes, const std::vector<std::optional<double>>& bytes,
-                         std::uint64_t evict_bytes, bool candidate_side) {
+void recheck_census_time(evaluation& ev, const std::vector<ab_shape_result>& shapes, std::uint64_t evict_bytes,
+                         bool candidate_side) {
     if (ev.census.calls.empty()) return;
     std::vector<timed_shape> timed;
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-        const auto& stats = candidate_side ? shapes[i].candidate_s : shapes[i].base_s;
-        if (stats) timed.push_back({shapes[i].mode + "/" + shapes[i].shape, stats->median, bytes[i], shapes[i].flush_bytes});
+    for (const auto& s : shapes) {
+        const auto& stats = candidate_side ? s.candidate_s : s.base_s;
+        if (stats) timed.push_back({s.mode + "/" + s.shape, stats->median, s.bytes, s.flush_bytes});
     }
     for (auto& fresh : judge_gate_census(ev.census, event_proxies(timed, evict_bytes, ev.census.device_flush_bytes))) {
         if (fresh.name != "census_time_vs_event") continue;
@@ -252,20 +252,14 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
         const auto st = stage.find(item.id);
         auto row = interpret_item(plan, it == results.end() ? nullptr : it->second, st != stage.end(),
                                   st == stage.end() ? "" : st->second, r.runner_failure, r.config);
+        row.bytes = spec_cost(ctx.spec, plan).bytes;
         all_ok = all_ok && row.ok;
         r.shapes.push_back(std::move(row));
     }
     record_timed_checks(r.base, r.shapes, false);
     record_timed_checks(r.candidate, r.shapes, true);
-    std::vector<std::optional<double>> shape_bytes;
-    for (const auto& item : job.bench) {
-        const auto& plan = job.calls[static_cast<std::size_t>(item.call)];
-        const auto* m = ctx.spec.find_mode(plan.mode);
-        shape_bytes.push_back(m != nullptr && m->bytes ? std::optional<double>(static_cast<double>(m->bytes->eval(plan.dims)))
-                                                       : std::nullopt);
-    }
-    recheck_census_time(r.base, r.shapes, shape_bytes, r.evict_bytes, false);
-    recheck_census_time(r.candidate, r.shapes, shape_bytes, r.evict_bytes, true);
+    recheck_census_time(r.base, r.shapes, r.evict_bytes, false);
+    recheck_census_time(r.candidate, r.shapes, r.evict_bytes, true);
 
     std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs;
     for (const auto& s : r.shapes)

@@ -37,6 +37,7 @@ struct ab_shape_result {
     std::string candidate_stop_reason;
     int input_sets = 0;
     std::uint64_t flush_bytes = 0;
+    std::optional<double> bytes;           // the spec's bytes for this shape
     int base_checks_total = 0;             // checked timed calls (new values, same addresses)
     int base_checks_failed = 0;
     int candidate_checks_total = 0;

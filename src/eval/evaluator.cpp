@@ -178,10 +178,9 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
         bench_shape_report r;
         r.mode = plan.mode;
         r.shape = plan.shape;
-        if (const auto* m = spec.find_mode(plan.mode)) {
-            if (m->flops) r.flops = static_cast<double>(m->flops->eval(plan.dims));
-            if (m->bytes) r.bytes = static_cast<double>(m->bytes->eval(plan.dims));
-        }
+        const auto cost = spec_cost(spec, plan);
+        r.flops = cost.flops;
+        r.bytes = cost.bytes;
         if (auto it = idx.bench_result.find(item.id); it != idx.bench_result.end()) {
             const json& e = *it->second;
             if (e.contains("error")) {

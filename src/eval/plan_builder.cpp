@@ -86,6 +86,15 @@ std::vector<std::uint64_t> gate_seeds(const spec::op_spec& s, int trials, std::u
     return seeds;
 }
 
+call_cost spec_cost(const spec::op_spec& s, const runner::call_plan& plan) {
+    call_cost c;
+    if (const auto* m = s.find_mode(plan.mode)) {
+        if (m->flops) c.flops = static_cast<double>(m->flops->eval(plan.dims));
+        if (m->bytes) c.bytes = static_cast<double>(m->bytes->eval(plan.dims));
+    }
+    return c;
+}
+
 std::uint64_t draw_seed() {
     std::random_device rd;
     return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "eval/evaluation_options.hpp"
@@ -20,6 +21,13 @@ namespace kloop::eval {
 
 // A fresh seed from std::random_device (the "drawn at check time" trial).
 [[nodiscard]] std::uint64_t draw_seed();
+
+// The spec's cost formulas evaluated at one call's dims; empty where the mode has none.
+struct call_cost {
+    std::optional<double> flops;
+    std::optional<double> bytes;
+};
+[[nodiscard]] call_cost spec_cost(const spec::op_spec& s, const runner::call_plan& plan);
 
 // Throws usage_error if --mode names an unknown mode or --gate-k selects no gate shape.
 [[nodiscard]] runner::job build_gate_job(const spec::op_spec& s, const evaluation_options& o,
