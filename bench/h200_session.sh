@@ -13,6 +13,7 @@
 #   bench/h200_session.sh recheck BIN_DIR   # what session 3 changed but could not re-run on the GPU:
 #                                           # A: profile GPU tests, side_stream (verify and A/B), A/B noise (20 runs)
 #                                           # B: Python GPU tests, FLA-style wall time (5 rounds)
+#   bench/h200_session.sh s4a|s4b|s4c BIN_DIR  # session 4's three calls (see s4a_a below)
 #
 # BIN_DIR holds src/{kloop,kloop-runner,kloop-runner-cuda} and tests/gpu/kloop.test.gpu{,.python},
 # built on the dev machine under /work/main (the test binaries read /work/main/build-gpu, which
@@ -137,12 +138,55 @@ recheck_b() {
   step fla_walltime 300 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
 }
 
+# Session 4. s4a: the read flush against ncu (and the write flush beside it), the copy bandwidth
+# re-calibrated under it, the CUDA GPU tests (the rmsnorm-cuda versions and broken candidates
+# among them) | the Python worker's device inputs, where a Triton iteration's time goes, v4.
+s4a_a() {
+  mkdir -p "$r/agreement_read" "$r/agreement_write"
+  TMPDIR=$r/agreement_read step agreement_read 80 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432
+  KLOOP_CUDA_FLUSH=write TMPDIR=$r/agreement_write step agreement_write 80 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432
+  rm -f "$KLOOP_HOME/calibration/NVIDIA_H200.json"
+  step calibrate 90 "$k" preflight --calibrate --no-python --calibrate-max-time 1
+  cp "$KLOOP_HOME"/calibration/*.json "$r/" 2>/dev/null
+  step gtest_gpu 300 "$bin/tests/gpu/kloop.test.gpu"
+}
+s4a_b() {
+  step pytest_worker 60 bash -c "cd python && python3 -m pytest -q tests"
+  step worker_profile 150 bash bench/python_worker_profile.sh "$bin" "$r/worker_profile"
+  rm -f "$r"/worker_profile/*.prof
+  step compare_v4_v2 100 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v2_fused.cu --json-out "$r/compare_v4_v2.json"
+  step compare_v4_v3 100 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v3_wide.cu --json-out "$r/compare_v4_v3.json"
+  step fla_walltime 130 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+}
+# s4b: A against A on the CUDA example, 20 runs | do_bench side by side, 5-run stability of v4,
+# the side-stream cheat through the A/B.
+s4b_a() {
+  step noise_v2 520 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
+}
+s4b_b() {
+  step side_stream_ab 60 "$k" compare $ex --candidate $ex/broken/side_stream.cu --base $ex/versions/v1_rowwise.cu --mode fwd --json-out "$r/side_stream_ab.json"
+  for i in 1 2 3 4 5; do
+    step stability_$i 40 "$k" verify $ex --candidate $ex/versions/v4_hybrid.cu --json-out "$r/stability_$i.json"
+  done
+  step dobench 260 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
+}
+# s4c: the Python GPU tests | the iteration wall time against an FLA-style loop, 5 rounds.
+s4c_a() {
+  step gtest_python 520 "$bin/tests/gpu/kloop.test.gpu.python"
+}
+s4c_b() {
+  step fla_walltime 520 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
+}
+
 case $part in
+s4a) streams s4a_a s4a_b ;;
+s4b) streams s4b_a s4b_b ;;
+s4c) streams s4c_a s4c_b ;;
 loop) streams loop_a tests_b ;;
 recheck) streams recheck_a recheck_b ;;
 figures) streams figures_a figures_b ;;
 compare) streams compare_a compare_b ;;
 final) streams final_a final_b ;;
-*) echo "unknown part '$part' (loop, figures, compare, final, recheck)" >&2; exit 2 ;;
+*) echo "unknown part '$part' (loop, figures, compare, final, recheck, s4a, s4b, s4c)" >&2; exit 2 ;;
 esac
 ls -la "$out"

@@ -144,6 +144,9 @@ class NumpyBackend:
     def upload(self, dst, host_u8: np.ndarray) -> None:
         dst[...] = host_u8
 
+    def generate_on_device(self, init, view, seed: int) -> bool:
+        return False  # host arrays: inits.generate is the path
+
     def typed_view(self, data_u8, dtype: str, shape: List[int]):
         return data_u8.view(self.np_dtype(dtype)).reshape(tuple(shape))
 
@@ -219,6 +222,11 @@ class TorchBackend:
 
     def upload(self, dst, host_u8: np.ndarray) -> None:
         dst.copy_(self.torch.from_numpy(np.ascontiguousarray(host_u8)))
+
+    def generate_on_device(self, init, view, seed: int) -> bool:
+        """On a GPU: ``init`` drawn into ``view`` by torch's generator there (inits.generate_torch).
+        On the CPU the host path stays, so torch-cpu runs see the numpy backend's values."""
+        return self.is_cuda and inits.generate_torch(init, view.view(-1), seed)
 
     def typed_view(self, data_u8, dtype: str, shape: List[int]):
         return data_u8.view(self._dtypes[dtype]).view(tuple(shape))
@@ -299,6 +307,13 @@ class GuardedBuffer:
     def store(self, values: np.ndarray) -> None:
         self.backend.upload(self.data, host_bytes(self.dtype, values))
 
+    def generate(self, init, is_integer: bool, dims: Dict[str, int], seed: int) -> None:
+        """``init``'s values for this tensor from ``seed``: drawn on the device where the backend
+        can (inits.generate_torch), else on the host and uploaded."""
+        if not is_integer and self.backend.generate_on_device(init, self.view, seed):
+            return
+        self.store(inits.generate(init, self.numel, is_integer, dims, seed))
+
 
 # ---- the buffers of one call ---------------------------------------------------------------
 
@@ -319,8 +334,7 @@ class CallBuffers:
 
     def fill_inputs(self, seed: int) -> None:
         for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
-            values = inits.generate(self.inits[i], t.numel, t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name))
-            buf.store(values)
+            buf.generate(self.inits[i], t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name))
             self.pristine[i] = self.backend.clone(buf.data)
 
     def fill_inputs_shifted(self, source: "CallBuffers", seed: int) -> None:
@@ -329,8 +343,7 @@ class CallBuffers:
         for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
             n = t.numel
             if self.inits[i].kind not in _IID or n < 2:
-                values = inits.generate(self.inits[i], n, t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name))
-                buf.store(values)
+                buf.generate(self.inits[i], t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name))
             else:
                 g = np.random.Generator(np.random.PCG64(derive_seed(seed, t.name)))
                 shift = 1 + int(g.integers(0, n - 1))

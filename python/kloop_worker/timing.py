@@ -88,7 +88,6 @@ class CudaTimer:
             self.l2_bytes = 64 << 20  # larger than every current L2 but the B200's: flush 128 MiB
         self.flush_bytes_per_sample = 2 * self.l2_bytes
         self._flush = None
-        self._flush_value = 0
         self._canary = torch.zeros(1, dtype=torch.int32, device=backend.device)
         uuid = str(getattr(props, "uuid", "") or "")
         self.uuid = uuid if uuid.startswith("GPU-") or not uuid else "GPU-" + uuid
@@ -116,6 +115,7 @@ class CudaTimer:
             "sms": int(p.multi_processor_count),
             "l2_bytes": self.l2_bytes,
             "flush_bytes_per_sample": self.flush_bytes_per_sample,
+            "flush": "read (amax over zeros, L2 left clean)",
             "global_memory_bytes": int(p.total_memory),
             "max_sm_clock_mhz": self.max_sm_clock_mhz,
             "clock_source": self.clock_source,
@@ -135,12 +135,14 @@ class CudaTimer:
     # -- pieces of a sample -------------------------------------------------------------------
 
     def flush_caches(self, nbytes: int) -> None:
+        # A read of max(nbytes, 2 x L2) as the CUDA executor's flush: every line is evicted (the
+        # previous call's dirty outputs are written back now, not inside the timed call) and L2
+        # is left clean (docs/measurement.md).
         torch = self.torch
-        n = max(int(nbytes), self.flush_bytes_per_sample)
+        n = (max(int(nbytes), self.flush_bytes_per_sample) + 7) // 8
         if self._flush is None or self._flush.numel() < n:
-            self._flush = torch.empty(n, dtype=torch.uint8, device=self.backend.device)
-        self._flush_value = (self._flush_value + 1) & 0xFF
-        self._flush[:n].fill_(self._flush_value)
+            self._flush = torch.zeros(n, dtype=torch.int64, device=self.backend.device)
+        self._flush[:n].amax()
         torch.cuda.synchronize()
 
     def _hold(self) -> None:

@@ -10,6 +10,8 @@
 
 #include "integration/kloop_process.hpp"
 
+using kloop::testing::all_reasons;
+using kloop::testing::check_status;
 using kloop::testing::find_check;
 using kloop::testing::quick_bench;
 using kloop::testing::run_kloop;
@@ -29,12 +31,6 @@ const nlohmann::json* find_shape(const nlohmann::json& rec, const std::string& n
     for (const auto& s : rec.at("bench").at("shapes"))
         if (s.at("shape") == name) return &s;
     return nullptr;
-}
-
-std::string all_reasons(const nlohmann::json& rec) {
-    std::string all = rec.value("reason", "") + "\n" + rec.at("gate").value("runner_failure", "") + "\n";
-    for (const auto& c : rec.at("gate").at("cases")) all += c.value("reason", "") + "\n";
-    return all;
 }
 
 }  // namespace

@@ -22,6 +22,8 @@
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
 
+using kloop::testing::all_reasons;
+using kloop::testing::check_status;
 using kloop::testing::find_check;
 using kloop::testing::quick_bench;
 
@@ -68,17 +70,6 @@ kloop::testing::kloop_run verify(const std::string& candidate, std::vector<std::
     for (const auto& a : quick_bench()) args.push_back(a);
     for (auto& a : extra) args.push_back(std::move(a));
     return run(args, std::move(env));
-}
-
-std::string all_reasons(const nlohmann::json& rec) {
-    std::string all = rec.value("reason", "") + "\n" + rec.at("gate").value("runner_failure", "") + "\n";
-    for (const auto& c : rec.at("gate").at("cases")) all += c.value("reason", "") + "\n";
-    return all;
-}
-
-std::string check_status(const nlohmann::json& rec, const std::string& name) {
-    const auto* c = find_check(rec, name);
-    return c ? c->at("status").get<std::string>() : std::string("<missing>");
 }
 
 }  // namespace

@@ -50,4 +50,20 @@ inline const nlohmann::json* find_check(const nlohmann::json& record, const std:
     return nullptr;
 }
 
+// The status of integrity check `name` ("pass", "warn", "fail", "skipped"), or "<missing>".
+inline std::string check_status(const nlohmann::json& record, const std::string& name) {
+    const auto* c = find_check(record, name);
+    return c ? c->at("status").get<std::string>() : std::string("<missing>");
+}
+
+// Every reason a verify record gives: the run's, the runner's failure, each gate case's.
+inline std::string all_reasons(const nlohmann::json& record) {
+    std::string all = record.value("reason", "") + "\n";
+    if (record.contains("gate")) {
+        all += record.at("gate").value("runner_failure", "") + "\n";
+        for (const auto& c : record.at("gate").at("cases")) all += c.value("reason", "") + "\n";
+    }
+    return all;
+}
+
 }  // namespace kloop::testing

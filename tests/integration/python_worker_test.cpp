@@ -18,6 +18,7 @@
 #include "platform/file_io.hpp"
 
 namespace fs = std::filesystem;
+using kloop::testing::all_reasons;
 using kloop::testing::find_check;
 using kloop::testing::quick_bench;
 using kloop::testing::source_dir;
@@ -57,12 +58,6 @@ kloop::testing::kloop_run verify(const std::string& candidate, std::vector<std::
     for (const auto& a : quick_bench()) args.push_back(a);
     for (auto& a : extra) args.push_back(std::move(a));
     return run(args, std::move(env));
-}
-
-std::string all_reasons(const nlohmann::json& rec) {
-    std::string all = rec.value("reason", "") + "\n" + rec.at("gate").value("runner_failure", "") + "\n";
-    for (const auto& c : rec.at("gate").at("cases")) all += c.value("reason", "") + "\n";
-    return all;
 }
 
 fs::path temp_dir(const std::string& name) {

@@ -83,6 +83,15 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
         (void)cudaGetLastError();
     }
     m_l2_bytes = static_cast<std::uint64_t>(l2);
+    m_sms = sms;
+    // The flush reads by default; KLOOP_CUDA_FLUSH=write restores the memset flush, for
+    // bench/gpu_timing_agreement.sh's side-by-side of the two (docs/measurement.md).
+    if (const char* f = std::getenv("KLOOP_CUDA_FLUSH"); f != nullptr && *f != '\0') {
+        const std::string v = f;
+        if (v == "write") m_flush_writes = true;
+        else if (v != "read")
+            throw std::runtime_error("KLOOP_CUDA_FLUSH='" + v + "': expected 'read' (the default) or 'write'");
+    }
 
     // A blocking stream on purpose: the legacy default stream orders against it (see time_call).
     cudaStream_t stream = nullptr;
@@ -125,6 +134,7 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
                    {"sms", sms},
                    {"l2_bytes", m_l2_bytes},
                    {"flush_bytes_per_sample", 2 * m_l2_bytes},
+                   {"flush", m_flush_writes ? "write (cudaMemsetAsync)" : "read (ld.global.cg, L2 left clean)"},
                    {"global_memory_bytes", static_cast<std::uint64_t>(prop.totalGlobalMem)},
                    {"max_sm_clock_mhz", m_max_sm_clock_mhz},
                    {"clock_source", m_clock_source},
@@ -138,6 +148,7 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
 
 cuda_executor::~cuda_executor() {
     if (m_flush != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFree(m_flush));
+    if (m_flush_sink != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFree(m_flush_sink));
     if (m_probe != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFree(m_probe));
     if (m_host_flags != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFreeHost(m_host_flags));
     if (m_start != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaEventDestroy(m_start));
@@ -196,9 +207,22 @@ void cuda_executor::do_flush_caches(std::uint64_t bytes) {
         m_flush_capacity = 0;
         KLOOP_CUDA_CALL(cudaMalloc(&m_flush, size));
         m_flush_capacity = size;
+        KLOOP_CUDA_CALL(cudaMemsetAsync(m_flush, 0, size, m_stream));  // the read flush's zeros
     }
-    // A new byte each time, so no level of the hierarchy can treat the write as redundant.
-    KLOOP_CUDA_CALL(cudaMemsetAsync(m_flush, ++m_flush_pattern, size, m_stream));
+    if (m_flush_writes) {
+        // A new byte each time, so no level of the hierarchy can treat the write as redundant.
+        // It leaves L2 full of dirty lines, which the timed call then writes back (+11 % on a
+        // 256 MiB copy against ncu on the H200): the read flush is the default.
+        KLOOP_CUDA_CALL(cudaMemsetAsync(m_flush, ++m_flush_pattern, size, m_stream));
+    } else {
+        // Reading max(bytes, 2 × L2) evicts every line — the previous call's dirty ones are
+        // written back now, not inside the timed call — and leaves L2 clean, as ncu's
+        // --cache-control all does.
+        if (m_flush_sink == nullptr) {
+            KLOOP_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&m_flush_sink), sizeof(unsigned)));
+        }
+        KLOOP_CUDA_CALL(launch_read_flush(m_flush, size, m_flush_sink, m_sms, m_stream));
+    }
     m_last_flush_bytes = size;
 }
 

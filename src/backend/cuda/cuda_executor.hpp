@@ -8,7 +8,9 @@
 //   - invoke: the call, cudaGetLastError, cudaStreamSynchronize, cudaDeviceSynchronize; any error
 //     is the candidate's (call_outcome::device_error, "cudaErrorIllegalAddress: …") — the runner
 //     stops after one, since a sticky error poisons the context;
-//   - flush_caches: cudaCtxResetPersistingL2Cache, then cudaMemsetAsync over max(bytes, 2 × L2);
+//   - flush_caches: cudaCtxResetPersistingL2Cache, then a read of max(bytes, 2 × L2) of zeros
+//     through L2 (device_kernels.cuh), which leaves no dirty line for the timed call to write
+//     back; KLOOP_CUDA_FLUSH=write makes it the former cudaMemsetAsync of that size;
 //   - time_call: hold the legacy default stream with the blocking kernel, record the start event
 //     on our stream, make the call, record the end event on the legacy stream (which waits for
 //     every blocking stream: side-stream work is counted), release, cudaDeviceSynchronize, read
@@ -100,6 +102,9 @@ private:
     std::uint64_t m_flush_capacity = 0;
     std::uint64_t m_last_flush_bytes = 0;
     unsigned char m_flush_pattern = 0;
+    unsigned* m_flush_sink = nullptr;   // device: the read flush's never-written output
+    bool m_flush_writes = false;        // KLOOP_CUDA_FLUSH=write
+    int m_sms = 0;
     bool m_persisting_reset_ok = true;
     std::uint64_t m_l2_bytes = 0;
     double m_max_sm_clock_mhz = 0;
