@@ -158,24 +158,31 @@ s4a_b() {
   step compare_v4_v3 100 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v3_wide.cu --json-out "$r/compare_v4_v3.json"
   step fla_walltime 130 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
 }
-# s4b: A against A on the CUDA example, 20 runs | do_bench side by side, 5-run stability of v4,
-# the side-stream cheat through the A/B.
+# s4b: the read flush against ncu with the end event on the legacy stream (the default) and on
+# the runner's own stream (diagnostic), the rmsnorm-cuda GPU tests again (census busy time), v4
+# against v2, the side-stream cheat through the A/B, stability | A against A, 20 runs.
 s4b_a() {
-  step noise_v2 520 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
+  mkdir -p "$r/agreement_legacy" "$r/agreement_stream"
+  TMPDIR=$r/agreement_legacy step agreement_legacy 70 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432 134217728
+  KLOOP_CUDA_END_EVENT=stream TMPDIR=$r/agreement_stream step agreement_stream 70 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432 134217728
+  step gtest_rmsnorm 200 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='*RmsnormCuda*'
+  step compare_v4_v2 80 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v2_fused.cu --json-out "$r/compare_v4_v2.json"
+  step side_stream_ab 40 "$k" compare $ex --candidate $ex/broken/side_stream.cu --base $ex/versions/v1_rowwise.cu --mode fwd --json-out "$r/side_stream_ab.json"
 }
 s4b_b() {
-  step side_stream_ab 60 "$k" compare $ex --candidate $ex/broken/side_stream.cu --base $ex/versions/v1_rowwise.cu --mode fwd --json-out "$r/side_stream_ab.json"
+  step noise_v2 500 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
+}
+# s4c: 5-run stability of v4, do_bench side by side | the iteration wall time against an
+# FLA-style loop, the Python GPU tests.
+s4c_a() {
   for i in 1 2 3 4 5; do
     step stability_$i 40 "$k" verify $ex --candidate $ex/versions/v4_hybrid.cu --json-out "$r/stability_$i.json"
   done
-  step dobench 260 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
-}
-# s4c: the Python GPU tests | the iteration wall time against an FLA-style loop, 5 rounds.
-s4c_a() {
-  step gtest_python 520 "$bin/tests/gpu/kloop.test.gpu.python"
+  step dobench 270 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
 }
 s4c_b() {
-  step fla_walltime 520 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
+  step fla_walltime 250 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 3
+  step gtest_python 270 "$bin/tests/gpu/kloop.test.gpu.python"
 }
 
 case $part in

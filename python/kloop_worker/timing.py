@@ -94,7 +94,7 @@ class CudaTimer:
         self.nvml = nvml_mod.Nvml()
         self.clock_source = "nvml" if self.nvml.select(self.uuid, torch.cuda.current_device()) else "none"
         self.max_sm_clock_mhz = 0.0
-        s = self.nvml.sample() if self.clock_source == "nvml" else None
+        s = self.nvml.sample(with_max=True) if self.clock_source == "nvml" else None
         if s and s["max_sm_clock_mhz"] > 0:
             self.max_sm_clock_mhz = s["max_sm_clock_mhz"]
         if self.max_sm_clock_mhz <= 0:

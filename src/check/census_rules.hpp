@@ -15,9 +15,9 @@
 //                             later calls, a path picked by pointer) → warn
 //   census_time_vs_event      Σ kernel durations vs the event-timed duration of the same call;
 //                             more than 10 % apart (and beyond the event timer's floor) → warn;
-//                             the kernels' GPU span (first start to last end) more than twice the
-//                             event time → fail: work provably outside the timed window (a side
-//                             stream nobody waits for), or a timer that lies
+//                             the kernels' GPU busy time (the union of their intervals) more than
+//                             twice the event time → fail: work provably outside the timed window
+//                             (a side stream nobody waits for), or a timer that lies
 //
 // The census JSON one checked call carries (written by the runner, read here):
 //   {"available": true, "kernels": [{"name": "_Z…", "grid": [x,y,z], "block": [x,y,z],

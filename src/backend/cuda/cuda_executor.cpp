@@ -92,6 +92,15 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
         else if (v != "read")
             throw std::runtime_error("KLOOP_CUDA_FLUSH='" + v + "': expected 'read' (the default) or 'write'");
     }
+    // Diagnostic only (bench/gpu_timing_agreement.sh): KLOOP_CUDA_END_EVENT=stream records the end
+    // event on the runner's stream, which no longer waits for a side stream's work — it measures
+    // what the cross-stream end event costs against ncu, and is never for judging candidates.
+    if (const char* e = std::getenv("KLOOP_CUDA_END_EVENT"); e != nullptr && *e != '\0') {
+        const std::string v = e;
+        if (v == "stream") m_end_on_own_stream = true;
+        else if (v != "legacy")
+            throw std::runtime_error("KLOOP_CUDA_END_EVENT='" + v + "': expected 'legacy' (the default) or 'stream'");
+    }
 
     // A blocking stream on purpose: the legacy default stream orders against it (see time_call).
     cudaStream_t stream = nullptr;
@@ -117,7 +126,7 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
     m_nvml = std::make_unique<nvml_loader>();
     if (m_nvml->is_available() && m_nvml->select_device(uuid, static_cast<unsigned>(ordinal))) {
         m_clock_source = "nvml";
-        if (auto s = m_nvml->sample_clocks(); s && s->max_sm_clock_mhz > 0) m_max_sm_clock_mhz = s->max_sm_clock_mhz;
+        if (auto s = m_nvml->sample_clocks(true); s && s->max_sm_clock_mhz > 0) m_max_sm_clock_mhz = s->max_sm_clock_mhz;
     } else {
         m_clock_source = "probe";
     }
@@ -141,8 +150,12 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
                    {"throttle_fraction", k_throttle_fraction},
                    {"runtime_version", runtime},
                    {"driver_version", driver},
-                   {"timer", "cudaEvent pair; blocking kernel holds the legacy stream; end event on the legacy "
-                             "stream; cudaDeviceSynchronize per sample"}};
+                   {"timer", m_end_on_own_stream
+                                 ? "cudaEvent pair; blocking kernel holds the legacy stream; end event on the runner's "
+                                   "stream (KLOOP_CUDA_END_EVENT=stream: side-stream work NOT counted); "
+                                   "cudaDeviceSynchronize per sample"
+                                 : "cudaEvent pair; blocking kernel holds the legacy stream; end event on the legacy "
+                                   "stream; cudaDeviceSynchronize per sample"}};
     if (!m_nvml->is_available()) m_facts["nvml_error"] = m_nvml->get_error();
 }
 
@@ -244,7 +257,7 @@ double cuda_executor::do_time_call(runner::entry_fn f, const kl_args& a, runner:
     out.return_code = f(&a);
     note_error(out, cudaGetLastError());
     // The end event on the legacy stream waits for all prior work of every blocking stream.
-    note_error(out, cudaEventRecord(m_stop, cudaStreamLegacy));
+    note_error(out, cudaEventRecord(m_stop, m_end_on_own_stream ? m_stream : cudaStreamLegacy));
     hold.release();
     note_error(out, cudaDeviceSynchronize());
     if (!out.device_error.empty()) return 0;

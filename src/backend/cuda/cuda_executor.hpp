@@ -104,6 +104,7 @@ private:
     unsigned char m_flush_pattern = 0;
     unsigned* m_flush_sink = nullptr;   // device: the read flush's never-written output
     bool m_flush_writes = false;        // KLOOP_CUDA_FLUSH=write
+    bool m_end_on_own_stream = false;   // KLOOP_CUDA_END_EVENT=stream (diagnostic)
     int m_sms = 0;
     bool m_persisting_reset_ok = true;
     std::uint64_t m_l2_bytes = 0;

@@ -141,11 +141,12 @@ bool nvml_loader::select_device(const std::string& uuid, unsigned index) {
     return false;
 }
 
-std::optional<nvml_clock_sample> nvml_loader::sample_clocks() const {
+std::optional<nvml_clock_sample> nvml_loader::sample_clocks(bool with_max) const {
     if (!m_ready || m_device == nullptr) return std::nullopt;
     nvml_clock_sample s;
     if (m_api->clock_info(m_device, k_nvml_clock_sm, &s.sm_clock_mhz) != k_nvml_success) return std::nullopt;
-    if (m_api->max_clock_info(m_device, k_nvml_clock_sm, &s.max_sm_clock_mhz) != k_nvml_success) s.max_sm_clock_mhz = 0;
+    if (with_max && m_api->max_clock_info(m_device, k_nvml_clock_sm, &s.max_sm_clock_mhz) != k_nvml_success)
+        s.max_sm_clock_mhz = 0;
     unsigned long long mask = 0;
     if (m_api->reasons != nullptr && m_api->reasons(m_device, &mask) == k_nvml_success) {
         s.event_reasons = mask;

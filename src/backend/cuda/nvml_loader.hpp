@@ -58,7 +58,9 @@ public:
     bool select_device(const std::string& uuid, unsigned index);
     [[nodiscard]] bool has_device() const noexcept { return m_device != nullptr; }
 
-    [[nodiscard]] std::optional<nvml_clock_sample> sample_clocks() const;
+    // The SM clock and the clock event reasons; the max SM clock too with `with_max` (a constant:
+    // read it once — each NVML query is a driver round trip, ~0.5 ms on the H200 host).
+    [[nodiscard]] std::optional<nvml_clock_sample> sample_clocks(bool with_max = false) const;
     [[nodiscard]] std::optional<unsigned> get_temperature_c() const;
     [[nodiscard]] std::optional<unsigned> get_power_mw() const;
     [[nodiscard]] std::string get_device_name() const;

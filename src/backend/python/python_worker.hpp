@@ -6,7 +6,8 @@
 // (runner/job.hpp, runner/runner.hpp); what differs is only how it is started:
 //
 //   argv  <interpreter> -m kloop_worker --job JOB --events EVENTS
-//   env   PYTHONPATH=<worker dir>[:$PYTHONPATH]   PYTHONDONTWRITEBYTECODE=1   PYTHONUNBUFFERED=1
+//   env   PYTHONPATH=<worker dir>[:$PYTHONPATH]   PYTHONUNBUFFERED=1
+//         PYTHONPYCACHEPREFIX=<kloop's cache>/python-bytecode (PYTHONDONTWRITEBYTECODE=1 without one)
 //         TRITON_CACHE_DIR / TORCHINDUCTOR_CACHE_DIR = the candidate's own cache directories
 //
 // A Python "library" (runner::job's candidate_lib, reference_lib, base_lib) is a manifest: a JSON
