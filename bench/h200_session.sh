@@ -172,17 +172,18 @@ s4b_a() {
 s4b_b() {
   step noise_v2 500 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
 }
-# s4c: 5-run stability of v4, do_bench side by side | the iteration wall time against an
-# FLA-style loop, the Python GPU tests.
+# s4c: v4 against v2, 5-run stability of v4, do_bench side by side (3 rounds) | the iteration
+# wall time against an FLA-style loop (3 rounds), the Python GPU tests.
 s4c_a() {
+  step compare_v4_v2 110 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v2_fused.cu --json-out "$r/compare_v4_v2.json"
   for i in 1 2 3 4 5; do
     step stability_$i 40 "$k" verify $ex --candidate $ex/versions/v4_hybrid.cu --json-out "$r/stability_$i.json"
   done
-  step dobench 270 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
+  step dobench 220 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 3
 }
 s4c_b() {
-  step fla_walltime 250 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 3
-  step gtest_python 270 "$bin/tests/gpu/kloop.test.gpu.python"
+  step fla_walltime 230 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 3
+  step gtest_python 290 "$bin/tests/gpu/kloop.test.gpu.python"
 }
 
 case $part in

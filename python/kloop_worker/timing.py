@@ -9,13 +9,13 @@ per 64-byte line of a flush buffer, then ``time.perf_counter_ns`` around the cal
 
 GPU (torch on CUDA), per sample (docs/measurement.md, "GPU timing protocol"):
 
-1. flush L2 by writing max(flush_bytes, 2 x L2) bytes (a new byte value each time), then
+1. flush L2 by reading max(flush_bytes, 2 x L2) bytes of a zeroed tensor, then
    ``torch.cuda.synchronize()``;
 2. hold the stream: ``torch.cuda._sleep`` queues a one-thread spin kernel lasting longer than
-   the host needs to queue the call (calibrated from the enqueue times seen so far, 50 us to
-   50 ms), so Python's launch overhead stays out of the interval as the native runner's blocking
-   kernel keeps it out; a call that took longer to queue than the hold lasted is marked
-   ``hold_timed_out``;
+   the host needs to queue the call (twice the median of the last 16 enqueue times plus 20 us,
+   50 us to 50 ms: next_hold_s), so Python's launch overhead stays out of the interval as the
+   native runner's blocking kernel keeps it out; a call that took longer to queue than the hold
+   lasted is marked ``hold_timed_out``;
 3. start event, the call, end event on the default (legacy) stream;
 4. ``torch.cuda.synchronize()`` (device-wide), then the elapsed time;
 5. SM clock and clock-event reasons from NVML (ctypes on libnvidia-ml.so.1); a sample below 75 %
@@ -26,6 +26,7 @@ GPU (torch on CUDA), per sample (docs/measurement.md, "GPU timing protocol"):
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections import deque
 from typing import Any, Dict, Optional, Tuple
@@ -39,6 +40,17 @@ COOLDOWN_S = 0.2
 MAX_CONSECUTIVE_DISCARDS = 20
 HOLD_MIN_S = 50e-6
 HOLD_MAX_S = 0.05
+
+
+def next_hold_s(enqueue_times) -> float:
+    """The hold for the next sample from the recent enqueue times: twice their median plus 20 us,
+    within [HOLD_MIN_S, HOLD_MAX_S]. The median, not the maximum: one slow enqueue (a Triton JIT
+    compile in the first warm-up call, ~1 s) made every one of the next 16 samples spin 50 ms,
+    which the stopping rule counts as measurement time — 6 samples per shape in a 0.3 s budget
+    on the H200. A slow outlier is marked hold_timed_out instead."""
+    if not enqueue_times:
+        return 200e-6
+    return min(HOLD_MAX_S, max(HOLD_MIN_S, 2.0 * statistics.median(enqueue_times) + 20e-6))
 
 
 class CpuTimer:
@@ -100,8 +112,8 @@ class CudaTimer:
         if self.max_sm_clock_mhz <= 0:
             self.max_sm_clock_mhz = float(getattr(props, "clock_rate", 0) or 0) / 1000.0
         self.can_hold = hasattr(torch.cuda, "_sleep") and self.max_sm_clock_mhz > 0
-        self.hold_s = 200e-6
         self._enqueue = deque(maxlen=16)
+        self.hold_s = next_hold_s(self._enqueue)
         self._discards = 0
         self.last_info: Optional[Dict[str, Any]] = None
 
@@ -154,7 +166,7 @@ class CudaTimer:
     def _note_enqueue(self, t_enqueue: float) -> bool:
         timed_out = self.can_hold and t_enqueue > self.hold_s
         self._enqueue.append(t_enqueue)
-        self.hold_s = min(HOLD_MAX_S, max(HOLD_MIN_S, 2.0 * max(self._enqueue) + 20e-6))
+        self.hold_s = next_hold_s(self._enqueue)
         return timed_out
 
     def _timed(self, callee, kwargs) -> Tuple[float, Any, bool]:
