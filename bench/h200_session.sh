@@ -186,15 +186,24 @@ s4c_b() {
   step gtest_python 290 "$bin/tests/gpu/kloop.test.gpu.python"
 }
 
+# s4d: after the hold and prebuild changes — the Triton version tests | 2 wall-time rounds.
+s4d_a() {
+  step gtest_triton_versions 150 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonVersionTest*'
+}
+s4d_b() {
+  step fla_walltime 170 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+}
+
 case $part in
 s4a) streams s4a_a s4a_b ;;
 s4b) streams s4b_a s4b_b ;;
 s4c) streams s4c_a s4c_b ;;
+s4d) streams s4d_a s4d_b ;;
 loop) streams loop_a tests_b ;;
 recheck) streams recheck_a recheck_b ;;
 figures) streams figures_a figures_b ;;
 compare) streams compare_a compare_b ;;
 final) streams final_a final_b ;;
-*) echo "unknown part '$part' (loop, figures, compare, final, recheck, s4a, s4b, s4c)" >&2; exit 2 ;;
+*) echo "unknown part '$part' (loop, figures, compare, final, recheck, s4a, s4b, s4c, s4d)" >&2; exit 2 ;;
 esac
 ls -la "$out"

@@ -24,11 +24,12 @@ std::string slow_fixture() { return source_dir() + "/tests/fixtures/rmsnorm_slow
 std::string v1() { return example_dir() + "/versions/v1_rowwise.cpp"; }
 
 // `kloop <args>` with KLOOP_HOME shared by the integration tests and, when given, TMPDIR.
-kloop::testing::kloop_run run_kloop_in(const std::vector<std::string>& args, const std::string& tmpdir = "") {
+kloop::testing::kloop_run run_kloop_in(const std::vector<std::string>& args, const std::string& tmpdir = "",
+                                       const std::string& home = std::string(KLOOP_TEST_BINARY_DIR) + "/test-home") {
     kloop::platform::process_request req;
     req.argv = {std::string(KLOOP_TEST_BINARY_DIR) + "/src/kloop"};
     req.argv.insert(req.argv.end(), args.begin(), args.end());
-    req.env_overrides = {{"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home"}};
+    req.env_overrides = {{"KLOOP_HOME", home}};
     if (!tmpdir.empty()) req.env_overrides.emplace_back("TMPDIR", tmpdir);
     req.timeout_s = 300;
     req.max_capture_bytes = 64 << 20;
@@ -269,4 +270,28 @@ TEST(NoiseTest, EachRunLineCarriesItsShapeVerdicts) {
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const std::regex line(R"(run +[12]/2: geomean [0-9.]+x \[[0-9.]+, [0-9.]+\] [A-Z]+ \| per shape( [-+=?x]){3}\n)");
     EXPECT_EQ(std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), line), std::sregex_iterator()), 2) << r.out;
+}
+
+// The base, the candidate and the reference are built at once before the gates; the gates then
+// find them in the cache, yet the record keeps each build's own time (a fresh cache: no hits),
+// and a second run hits the cache for all three.
+TEST(CompareTest, BuildsRunTogetherAndTheRecordKeepsEachBuildsOwnTime) {
+    const fs::path home = fs::temp_directory_path() / "kloop-it-compare-prebuild";
+    fs::remove_all(home);
+    auto args = compare_args(v1(), slow_fixture());
+    for (const char* a : {"--mode", "fwd"}) args.emplace_back(a);
+    const auto first = run_kloop_in(args, "", home.string());
+    ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+    const auto& ev = first.record.at("evaluations");
+    for (const auto* b : {&ev.at("base").at("build").at("candidate"), &ev.at("candidate").at("build").at("candidate"),
+                          &ev.at("base").at("build").at("reference")}) {
+        EXPECT_FALSE(b->at("cache_hit").get<bool>()) << b->dump();
+        EXPECT_GT(b->at("wall_s").get<double>(), 0.05) << b->dump();  // a g++ compile, not a lookup
+    }
+    const auto second = run_kloop_in(args, "", home.string());
+    ASSERT_EQ(second.exit_code, 0) << second.err << second.out;
+    const auto& ev2 = second.record.at("evaluations");
+    EXPECT_TRUE(ev2.at("base").at("build").at("candidate").at("cache_hit").get<bool>());
+    EXPECT_TRUE(ev2.at("candidate").at("build").at("candidate").at("cache_hit").get<bool>());
+    fs::remove_all(home);
 }
