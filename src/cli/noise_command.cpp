@@ -137,7 +137,13 @@ protected:
             else inv.out << report::to_text(first);
             return compare_exit_code(first);
         }
-        if (!c.json) inv.out << fmt::format("kloop noise {} | {} against itself, {} runs\n", spec.name, c.candidate, c.runs);
+        if (!c.json) {
+            inv.out << fmt::format("kloop noise {} | {} against itself, {} runs\n", spec.name, c.candidate, c.runs);
+            // Which shape each of a run line's marks is, in order.
+            inv.out << "  per-shape marks, in order:";
+            for (const auto& s : first.shapes) inv.out << ' ' << s.mode << '/' << s.shape;
+            inv.out << "\n";
+        }
         auto progress = [&](int i, const eval::ab_evaluation& r) {
             if (c.json) return;
             inv.out << fmt::format("  run {:>3}/{}: ", i + 1, c.runs);

@@ -270,6 +270,8 @@ TEST(NoiseTest, EachRunLineCarriesItsShapeVerdicts) {
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const std::regex line(R"(run +[12]/2: geomean [0-9.]+x \[[0-9.]+, [0-9.]+\] [A-Z]+ \| per shape( [-+=?x]){3}\n)");
     EXPECT_EQ(std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), line), std::sregex_iterator()), 2) << r.out;
+    // A header names the shape of each mark, in the run lines' order.
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(per-shape marks, in order:( fwd/[A-Za-z0-9_]+){3}\n)"))) << r.out;
 }
 
 // The base, the candidate and the reference are built at once before the gates; the gates then
