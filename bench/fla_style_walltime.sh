@@ -4,6 +4,9 @@
 #   kloop:      kloop compare examples/rmsnorm-triton --candidate v1 --base v0
 #               (both gated: poison, red zones, 3 seeds, census; then interleaved A/B, both modes,
 #               3 bench shapes, L2 flushed, default stopping rule; verdicts with intervals)
+#   kloop iterate (ITERATE=1): one loop iteration in a scratch git repository whose workspace was
+#               `kloop init`-ed with v0 (untimed): gate v1, A/B against the best (v0, re-gated),
+#               classify, log, snapshot, commit; --no-profile, as the FLA-style loop profiles nothing
 #   FLA-style:  pytest -q bench/fla_style (the candidate vs ref.py, gate shapes, fwd + bwd), then
 #               bench/fla_style/bench_rmsnorm.py on the candidate, then on the base (do_bench,
 #               separate processes), speedup = ratio of medians
@@ -29,7 +32,22 @@ for i in $(seq 1 "$runs"); do
   python3 bench/fla_style/bench_rmsnorm.py $ex/versions/v0_straightforward.py > "$out/fla_base_$i.json" 2>> "$out/fla_pytest_$i.txt"
   frc=$?
   t2=$(now)
-  echo "{\"run\": $i, \"kloop_s\": $(diff_s "$t0" "$t1"), \"kloop_rc\": $rc, \"fla_s\": $(diff_s "$t1" "$t2"), \"fla_rc\": $frc}" \
+  it=""
+  if [ "${ITERATE:-0}" = 1 ]; then
+    repo=$(mktemp -d)/loop; mkdir -p "$repo"; cp -r $ex "$repo/op"; cp $ex/versions/v0_straightforward.py "$repo/op/kernel.py"
+    (cd "$repo" && git init -q && git add -A && git -c user.email=k@l -c user.name=kloop commit -qm init)
+    "$k" init "$repo/op" --candidate "$repo/op/kernel.py" --max-iterations 3 --workspace "$repo/ws" --no-profile \
+        > "$out/kloop_init_$i.txt" 2>&1
+    cp $ex/versions/v1_fused.py "$repo/op/kernel.py"
+    printf 'Direction: one fused kernel per pass\nExpected: faster\n\n## Strategy tags\n- fusion\n' > "$repo/p.md"
+    t3=$(now)
+    "$k" iterate --workspace "$repo/ws" --candidate "$repo/op/kernel.py" --proposal "$repo/p.md" --no-profile \
+        > "$out/kloop_iterate_$i.txt" 2>&1
+    irc=$?
+    it=", \"iterate_s\": $(diff_s "$t3" "$(now)"), \"iterate_rc\": $irc"
+    rm -rf "$(dirname "$repo")"
+  fi
+  echo "{\"run\": $i, \"kloop_s\": $(diff_s "$t0" "$t1"), \"kloop_rc\": $rc, \"fla_s\": $(diff_s "$t1" "$t2"), \"fla_rc\": $frc$it}" \
       | tee -a "$out/walltime.jsonl"
 done
 python3 - "$out" <<'PY'
@@ -42,6 +60,8 @@ def line(key):
     return f"median {m:.1f} s, min {min(xs):.1f}, max {max(xs):.1f}, spread {(max(xs) - min(xs)) / m * 100:.1f} %"
 print("kloop compare (gate both + interleaved A/B):", line("kloop_s"))
 print("FLA-style (pytest + do_bench new + do_bench base):", line("fla_s"))
+if all("iterate_s" in r for r in rows):
+    print("kloop iterate (gate v1 + A/B against v0, --no-profile):", line("iterate_s"))
 sp = {}
 for f in sorted(glob.glob(os.path.join(d, "kloop_compare_*.json"))):
     for s in json.load(open(f)).get("shapes", []):
