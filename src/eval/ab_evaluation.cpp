@@ -151,35 +151,46 @@ void record_timed_checks(evaluation& ev, const std::vector<ab_shape_result>& sha
 
 void time_interleaved(const ab_context& ctx, const evaluation_options& options, ab_evaluation& r, std::uint64_t seed);
 
-// The base, the candidate and the reference built at once, before the gates (each a compile, or
-// for Python an interpreter probe that imports torch: ~4.5 s apiece on the H200 host); the
-// gates then find them in the build cache, which locks each entry (flock), so two builds of one
-// source never race. Only the builds overlap: the gates and the timing stay one at a time (two
-// gates at once would share the GPU and skew the census times they record). A build that throws
-// here is left to evaluate(), which reports it.
-struct prebuilt {
-    std::optional<backend::cpu::build_record> base, candidate, reference;
-};
+// The base, the candidate and the reference are built at once (each a compile, or for Python an
+// interpreter probe that imports torch: ~4.5 s apiece on the H200 host), and the candidate's
+// build goes on while the base is gated — in a loop iteration the base and the reference are
+// cache hits, so the candidate's build is hidden behind the base's gate. The gates then find
+// the libraries in the build cache, which locks each entry (flock), so two builds of one source
+// never race. The gates and the timing stay one at a time: two gates at once would share the GPU
+// and skew the census times they record; a build launches no kernel. A build that throws here
+// is left to evaluate(), which reports it.
+class prebuilds {
+public:
+    prebuilds(const evaluation_context& base_ctx, const evaluation_context& cand_ctx)
+        : m_base(start(base_ctx, base_ctx.candidate, backend::source_role::candidate)),
+          m_reference(start(base_ctx, base_ctx.spec.reference, backend::source_role::reference)),
+          m_candidate(start(cand_ctx, cand_ctx.candidate, backend::source_role::candidate)) {}
+    // Waits for the builds the base's evaluation needs.
+    void wait_for_base() {
+        m_base_record = take(m_base);
+        m_reference_record = take(m_reference);
+    }
+    void wait_for_candidate() { m_candidate_record = take(m_candidate); }
+    [[nodiscard]] const std::optional<backend::cpu::build_record>& base() const { return m_base_record; }
+    [[nodiscard]] const std::optional<backend::cpu::build_record>& reference() const { return m_reference_record; }
+    [[nodiscard]] const std::optional<backend::cpu::build_record>& candidate() const { return m_candidate_record; }
 
-prebuilt build_all_at_once(const evaluation_context& base_ctx, const evaluation_context& cand_ctx) {
-    auto build = [](const evaluation_context& c, const fs::path& source, backend::source_role role) {
+private:
+    using pending = std::future<backend::cpu::build_record>;
+    static pending start(const evaluation_context& c, const fs::path& source, backend::source_role role) {
         return std::async(std::launch::async, [&c, source, role] { return build_run_source(c, source, role); });
-    };
-    auto base = build(base_ctx, base_ctx.candidate, backend::source_role::candidate);
-    auto cand = build(cand_ctx, cand_ctx.candidate, backend::source_role::candidate);
-    auto ref = build(base_ctx, base_ctx.spec.reference, backend::source_role::reference);
-    prebuilt p;
-    auto take = [](auto& f, std::optional<backend::cpu::build_record>& out) {
+    }
+    static std::optional<backend::cpu::build_record> take(pending& f) {
+        if (!f.valid()) return std::nullopt;
         try {
-            out = f.get();
+            return f.get();
         } catch (const std::exception&) {
+            return std::nullopt;
         }
-    };
-    take(base, p.base);
-    take(cand, p.candidate);
-    take(ref, p.reference);
-    return p;
-}
+    }
+    pending m_base, m_reference, m_candidate;
+    std::optional<backend::cpu::build_record> m_base_record, m_reference_record, m_candidate_record;
+};
 
 // evaluate() found the prebuilt libraries in the cache: its record keeps the build's own time.
 void credit_prebuild(build_summary& s, const std::optional<backend::cpu::build_record>& pre) {
@@ -213,12 +224,14 @@ ab_evaluation compare_candidates(const ab_context& ctx) {
     const evaluation_context base_ctx{ctx.spec, ctx.base, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "base"};
     const evaluation_context cand_ctx{ctx.spec, ctx.candidate, options, ctx.commands, ctx.cache_dir,
                                       ctx.scratch_dir / "candidate"};
-    const auto pre = build_all_at_once(base_ctx, cand_ctx);
-    r.base = evaluate(base_ctx);
+    prebuilds pre(base_ctx, cand_ctx);
+    pre.wait_for_base();
+    r.base = evaluate(base_ctx);  // the candidate's build goes on meanwhile
+    pre.wait_for_candidate();
     r.candidate = evaluate(cand_ctx);
-    credit_prebuild(r.base.candidate_build, pre.base);
-    credit_prebuild(r.base.reference_build, pre.reference);
-    credit_prebuild(r.candidate.candidate_build, pre.candidate);
+    credit_prebuild(r.base.candidate_build, pre.base());
+    credit_prebuild(r.base.reference_build, pre.reference());
+    credit_prebuild(r.candidate.candidate_build, pre.candidate());
     r.env = r.candidate.env;
 
     if (r.base.status != disposition::passed || r.candidate.status != disposition::passed) {

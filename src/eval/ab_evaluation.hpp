@@ -75,7 +75,8 @@ struct ab_context {
     std::filesystem::path scratch_dir;
 };
 
-// Builds and gates both sides (the same drawn seed for both; options.bench is ignored), then, only
+// Builds and gates both sides (the same drawn seed for both; options.bench is ignored; the three
+// builds run at once, the candidate's overlapping the base's gate, the gates one after the other), then, only
 // when both gates are green, times them interleaved in one fresh runner process (job phase "ab")
 // and computes the verdicts. Everything either side does is data in the result; throws only for
 // what evaluate() throws (a reference that does not build, a usage error, an interruption).
