@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "integration/expect_rejected.hpp"
 #include "integration/kloop_process.hpp"
 
-using kloop::testing::all_reasons;
 using kloop::testing::check_status;
 using kloop::testing::quick_bench;
 using kloop::testing::run_kloop;
@@ -68,16 +68,7 @@ class RmsnormCudaBrokenTest : public ::testing::TestWithParam<broken_case> {};
 
 TEST_P(RmsnormCudaBrokenTest, IsRejectedForItsReason) {
     const auto& p = GetParam();
-    const auto r = verify("broken/" + p.file, p.extra);
-    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
-    ASSERT_TRUE(r.record.is_object()) << r.out;
-    EXPECT_EQ(r.record.at("status"), "gate_failed");
-    if (!p.reason_substring.empty()) {
-        EXPECT_NE(all_reasons(r.record).find(p.reason_substring), std::string::npos) << all_reasons(r.record);
-    }
-    if (!p.failed_check.empty()) {
-        EXPECT_EQ(check_status(r.record, p.failed_check), "fail") << r.record.at("integrity").dump(2);
-    }
+    kloop::testing::expect_rejected(verify("broken/" + p.file, p.extra), p.reason_substring, p.failed_check);
 }
 
 const std::vector<std::string> k_no_bench = {"--no-bench"};
