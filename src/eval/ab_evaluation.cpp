@@ -293,6 +293,7 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     if (session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     r.timed = true;
     r.runner_failure = session.describe_failure();
+    r.timing_wall_s = session.process.wall_s;
 
     std::map<int, const json*> results;
     std::map<int, std::string> stage;

@@ -60,6 +60,7 @@ struct ab_evaluation {
     // additions
     bool timed = false;                    // the interleaved runner ran (both gates green)
     std::string runner_failure;            // crash / timeout / fatal of the A/B runner, if any
+    double timing_wall_s = 0;              // the A/B runner's wall time, start to exit
     std::uint64_t seed = 0;                // the gate's drawn seed; the A/B inputs derive from it
     std::uint64_t evict_bytes = 0;
 };

@@ -60,6 +60,7 @@ struct gate_report {
     std::vector<std::uint64_t> seeds;
     std::vector<case_report> cases;
     std::string runner_failure;            // crash / timeout / fatal of the runner process, if any
+    double wall_s = 0;                     // the gate runner's wall time, start to exit
 };
 
 struct bench_shape_report {
@@ -93,6 +94,7 @@ struct bench_report {
     std::uint64_t evict_bytes = 0;
     std::vector<bench_shape_report> shapes;
     std::string runner_failure;
+    double wall_s = 0;                     // the bench runner's wall time, start to exit
 };
 
 struct build_summary {

@@ -120,6 +120,7 @@ gate_report interpret_gate(const runner::job& job, const runner_session& s, bool
     g.gate_k = gate_k;
     g.seeds = seeds;
     g.runner_failure = s.describe_failure();
+    g.wall_s = s.process.wall_s;
     const event_index idx(s.events);
     bool all_pass = true;
     for (const auto& c : job.gate) {
@@ -166,6 +167,7 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
     b.ran = true;
     b.evict_bytes = job.evict_bytes;
     b.runner_failure = s.describe_failure();
+    b.wall_s = s.process.wall_s;
     for (const auto& e : s.events)  // a GPU runner flushes 2 x its L2 per sample (job.evict_bytes 0)
         if (e.value("event", "") == "start" && e.contains("candidate_device") &&
             e.at("candidate_device").contains("flush_bytes_per_sample"))

@@ -89,6 +89,7 @@ json to_json(const eval::ab_evaluation& ab) {
             {"reason", ab.reason},
             {"timed", ab.timed},
             {"runner_failure", ab.runner_failure},
+            {"timing_wall_s", ab.timing_wall_s},
             {"seed", ab.seed},
             {"evict_bytes", ab.evict_bytes},
             {"config", {{"min_effect", ab.config.min_effect},

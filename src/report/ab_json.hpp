@@ -4,6 +4,7 @@
 // (schema_version 1, "kind": "kloop.compare"):
 //   schema_version, kind, kloop {version, commit, dirty, build_type}, command_line[], op,
 //   ok (both gates green and every shape timed and checked), reason, timed, runner_failure,
+//   timing_wall_s (the A/B runner, start to exit),
 //   seed, evict_bytes,
 //   config {min_effect, resamples, confidence, seed, min_samples},
 //   env {host_cpu, logical_cpus, llc_bytes, compiler, flags[]},

@@ -15,13 +15,15 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 
 std::string side_line(const char* what, const std::string& label, const eval::evaluation& e) {
     std::string build = !e.candidate_build.ok ? "build FAILED"
-                                              : fmt::format("build ok{}", e.candidate_build.cache_hit ? " (cache hit)" : "");
+                                              : e.candidate_build.cache_hit ? std::string("build ok (cache hit)")
+                                                                            : fmt::format("build ok ({:.1f} s)", e.candidate_build.wall_s);
     std::string gate = "gate not run";
     if (e.candidate_build.ok) {
         int failed = 0;
         for (const auto& c : e.gate.cases) failed += c.pass ? 0 : 1;
-        gate = e.gate.pass ? fmt::format("gate PASS ({} cases{})", e.gate.cases.size(), e.gate.partial ? ", PARTIAL" : "")
-                           : fmt::format("gate FAIL ({} of {} cases)", failed, e.gate.cases.size());
+        gate = e.gate.pass ? fmt::format("gate PASS ({} cases{}, {:.1f} s)", e.gate.cases.size(),
+                                         e.gate.partial ? ", PARTIAL" : "", e.gate.wall_s)
+                           : fmt::format("gate FAIL ({} of {} cases, {:.1f} s)", failed, e.gate.cases.size(), e.gate.wall_s);
     }
     std::string out = fmt::format("{:<9} {} | git {} | {} | {}\n", what, label, git_text(e.env), build, gate);
     if (e.status != eval::disposition::passed && !e.reason.empty()) out += fmt::format("          RED: {}\n", e.reason);
@@ -61,8 +63,8 @@ std::string to_text(const eval::ab_evaluation& ab) {
         return out;
     }
     out += fmt::format("timing: one runner, base and new interleaved (ABBA), same input sets, {} MiB of cold traffic "
-                       "between two uses of a set{}\n",
-                       ab.evict_bytes >> 20, ab.runner_failure.empty() ? "" : " | runner: " + ab.runner_failure);
+                       "between two uses of a set | {:.1f} s{}\n",
+                       ab.evict_bytes >> 20, ab.timing_wall_s, ab.runner_failure.empty() ? "" : " | runner: " + ab.runner_failure);
     const int pct = static_cast<int>(ab.config.confidence * 100 + 0.5);
     out += fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>9}  {:<18} {:<9} {:>11} {:>9}\n", "mode", "shape", "base_ms",
                        "new_ms", "speedup", fmt::format("{}% CI", pct), "verdict", "n base/new", "checked");

@@ -67,6 +67,7 @@ json gate_json(const eval::gate_report& g) {
             {"gate_k", g.gate_k},
             {"seeds", g.seeds},
             {"runner_failure", g.runner_failure},
+            {"wall_s", g.wall_s},
             {"cases", cases}};
 }
 
@@ -121,6 +122,7 @@ json bench_json(const eval::bench_report& b) {
             {"seed", b.seed},
             {"evict_bytes", b.evict_bytes},
             {"runner_failure", b.runner_failure},
+            {"wall_s", b.wall_s},
             {"shapes", shapes}};
 }
 

@@ -55,16 +55,17 @@ std::string to_text(const eval::evaluation& e) {
     for (const auto& c : g.cases) failed += c.pass ? 0 : 1;
     std::string seeds;
     for (auto s : g.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
-    out += fmt::format("gate: {}{} | {} cases, {} failed | seeds {}{}\n", g.pass ? "PASS" : "FAIL",
+    out += fmt::format("gate: {}{} | {} cases, {} failed | seeds {} | {:.1f} s{}\n", g.pass ? "PASS" : "FAIL",
                        g.partial ? " (PARTIAL: --gate-k '" + g.gate_k + "', never promotable)" : "", g.cases.size(),
-                       failed, seeds, g.runner_failure.empty() ? "" : " | runner: " + g.runner_failure);
+                       failed, seeds, g.wall_s, g.runner_failure.empty() ? "" : " | runner: " + g.runner_failure);
     for (const auto& c : g.cases)
         if (!c.pass)
             out += fmt::format("  FAIL {}/{} trial {} (seed {}): {}\n", c.mode, c.shape, c.trial, c.seed, c.reason);
 
     if (e.bench.ran) {
-        out += fmt::format("bench: {} | {} MiB of cold traffic between two uses of an input set (rotation + flush)\n",
-                           e.bench.ok ? "ok" : "FAILED", e.bench.evict_bytes >> 20);
+        out += fmt::format("bench: {} | {} MiB of cold traffic between two uses of an input set (rotation + flush) | "
+                           "{:.1f} s\n",
+                           e.bench.ok ? "ok" : "FAILED", e.bench.evict_bytes >> 20, e.bench.wall_s);
         out += fmt::format("  {:<5} {:<14} {:>5} {:>11} {:>10} {:>9} {:>10} {:>10} {:>10} {:>7} {:>9} {:>8}  {}\n", "mode",
                            "shape", "n", "median_ms", "mean_ms", "std_ms", "min_ms", "p10_ms", "p90_ms", "cv", "GB/s",
                            "checked", "stop");

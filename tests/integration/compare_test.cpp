@@ -145,6 +145,12 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     EXPECT_EQ(overall.at("verdict"), "SLOWER");
     EXPECT_LT(overall.at("geomean_speedup").get<double>(), 0.8);
     EXPECT_LE(overall.at("ci_low").get<double>(), overall.at("geomean_speedup").get<double>());
+    // The A/B runner's wall time holds every sample of both sides.
+    double sampled_s = 0;
+    for (const auto& s : shapes)
+        for (const char* side : {"base_samples_ms", "candidate_samples_ms"})
+            for (const auto& ms : s.at(side)) sampled_s += ms.get<double>() * 1e-3;
+    EXPECT_GT(rec.at("timing_wall_s").get<double>(), sampled_s);
 }
 
 TEST(CompareTest, IdenticalVersionIsNotFaster) {
@@ -191,6 +197,9 @@ TEST(CompareTest, BaseFromGitRefUsesATemporaryWorktreeAndRemovesIt) {
     auto args = compare_args(repo.candidate.string(), "HEAD", false);
     const auto r = run_kloop_in(args, tmp.path().string());
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    // Each side's line and the timing line carry their wall times.
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(gate PASS \([0-9]+ cases, [0-9]+\.[0-9] s\))"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(timing: .* \| [0-9]+\.[0-9] s\n)"))) << r.out;
     EXPECT_NE(r.out.find("HEAD:rmsnorm_cand.cpp"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("base_ms"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("new_ms"), std::string::npos) << r.out;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "kloop_process.hpp"
 
@@ -48,6 +49,12 @@ TEST_P(GoodVersionTest, PassesGateAndIsBenchmarked) {
     EXPECT_EQ(rec.at("gate").at("seeds").size(), 3u);
     const auto& shapes = rec.at("bench").at("shapes");
     ASSERT_EQ(shapes.size(), 2u * 3u);  // 2 modes x 3 bench shapes
+    // Each runner's wall time: the bench's holds every sample it took.
+    EXPECT_GT(rec.at("gate").at("wall_s").get<double>(), 0.0);
+    double sampled_s = 0;
+    for (const auto& s : shapes)
+        for (const auto& ms : s.at("samples_ms")) sampled_s += ms.get<double>() * 1e-3;
+    EXPECT_GT(rec.at("bench").at("wall_s").get<double>(), sampled_s);
     for (const auto& s : shapes) {
         EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
         EXPECT_GE(s.at("n").get<int>(), 10);
@@ -189,6 +196,9 @@ TEST(VerifyTest, TextReportShowsEnvironmentGateAndBenchTable) {
     EXPECT_NE(r.out.find("env: "), std::string::npos);
     EXPECT_NE(r.out.find("kloop 0."), std::string::npos);
     EXPECT_NE(r.out.find("gate: PASS"), std::string::npos);
+    // The gate and the bench lines end with their runner's wall time.
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(gate: PASS \|[^\n]* \| [0-9]+\.[0-9] s\n)"))) << r.out;
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(bench: ok \|[^\n]* \| [0-9]+\.[0-9] s\n)"))) << r.out;
     EXPECT_NE(r.out.find("median_ms"), std::string::npos);
     EXPECT_NE(r.out.find("n4096_d1024"), std::string::npos);
     EXPECT_NE(r.out.find("result: PASSED"), std::string::npos);
