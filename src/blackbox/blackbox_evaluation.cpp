@@ -457,6 +457,7 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
     ev.gate.partial = gate.partial;
     ev.gate.gate_k = gate.gate_k;
     if (gate.run.timed_out || gate.run.term_signal != 0) ev.gate.runner_failure = gate.run.ended;
+    ev.gate.wall_s = gate.run.wall_s;
     int id = 0;
     for (const auto& f : gate.summary.failures) {
         eval::case_report c;
@@ -491,7 +492,10 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
             if (!runs.back().run.ok) break;
         }
         ev.bench = bench_report_of(ctx.spec, runs);
-        for (const auto& r : runs) rec.bench.push_back(r.run);
+        for (const auto& r : runs) {
+            rec.bench.push_back(r.run);
+            ev.bench.wall_s += r.run.run.wall_s;
+        }
         if (!ev.bench.ok) {
             ev.status = eval::disposition::gate_failed;
             ev.reason = "the bench failed: " + (rec.bench.empty() ? std::string("not run") : rec.bench.back().error);

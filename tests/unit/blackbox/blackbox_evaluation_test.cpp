@@ -27,6 +27,7 @@ struct scripted {
     std::string err;
     int signal = 0;
     bool timed_out = false;
+    double wall_s = 0.25;  // what the process "took"
 };
 
 // Answers git with "not a repository", `python --version`, and the gate / bench via callbacks.
@@ -58,6 +59,7 @@ protected:
         res.term_signal = s.signal;
         res.timed_out = s.timed_out;
         res.timeout_s = r.timeout_s;
+        res.wall_s = s.wall_s;
         if (s.signal) res.exit_code = -1;
         if (!r.stdout_file.empty()) write_file_atomic(r.stdout_file, s.out);
         if (!r.stderr_file.empty()) write_file_atomic(r.stderr_file, s.err);
@@ -141,6 +143,9 @@ TEST_F(BlackboxEvaluationTest, GreenGateThenBenchWithKloopsStatistics) {
     EXPECT_NEAR(ev.bench.shapes[1].stats_s->median, 5e-3, 1e-9);
     EXPECT_EQ(ev.bench.shapes[1].bytes, 1000.0);
     EXPECT_EQ(ev.blackbox->bench.size(), 2u);
+    // The record's wall times: the gate command's, and the bench rounds' together.
+    EXPECT_DOUBLE_EQ(ev.gate.wall_s, 0.25);
+    EXPECT_DOUBLE_EQ(ev.bench.wall_s, 0.5);
     EXPECT_NE(ev.env.compiler.find("Python 3.11.2"), std::string::npos);
     const auto j = report::to_json(ev);
     EXPECT_EQ(j.at("blackbox").at("gate").at(0).at("summary").at("passed"), 4);
