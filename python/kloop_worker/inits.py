@@ -132,15 +132,15 @@ def generate_torch(init: Initializer, out, seed: int) -> bool:
     k = init.kind
     if k not in DEVICE_FORMS:
         return False
-    torch = _torch_of(out)
+    import torch  # only reached with torch tensors
+
     n = out.numel()
-    exact = torch.float64
     draw = torch.float64 if out.dtype == torch.float64 else torch.float32
     if k == "const":
         out.fill_(init.a)
         return True
     if k == "arange":
-        out.copy_(torch.arange(n, dtype=exact, device=out.device).mul_(init.b).add_(init.a))
+        out.copy_(torch.arange(n, dtype=torch.float64, device=out.device).mul_(init.b).add_(init.a))
         return True
     g = torch.Generator(device=out.device)
     g.manual_seed(seed & MASK64)
@@ -154,12 +154,6 @@ def generate_torch(init: Initializer, out, seed: int) -> bool:
         v = torch.randn(n, generator=g, dtype=draw, device=out.device)
         out.copy_(torch.nn.functional.logsigmoid(_affine(v, init.b, init.a)))
     return True
-
-
-def _torch_of(tensor):
-    import torch  # only reached with torch tensors
-
-    return torch
 
 
 def cu_seqlens(init: Initializer, numel: int, dims: Dict[str, int], g: np.random.Generator) -> np.ndarray:
