@@ -199,9 +199,16 @@ void credit_prebuild(build_summary& s, const std::optional<backend::cpu::build_r
     s.wall_s = pre->wall_s;
 }
 
-std::string side_failure(const char* side, const evaluation& ev) {
-    if (ev.status == disposition::build_failed) return std::string("the ") + side + " failed to build";
-    return std::string("the ") + side + "'s gate is red: " + ev.reason;
+// Why the side(s) not passed are not, joined by "; "; empty when both passed.
+std::string red_sides(const ab_evaluation& r) {
+    std::string why;
+    for (const auto& [side, ev] : {std::pair<const char*, const evaluation*>{"base", &r.base}, {"candidate", &r.candidate}}) {
+        if (ev->status == disposition::passed) continue;
+        if (!why.empty()) why += "; ";
+        why += ev->status == disposition::build_failed ? std::string("the ") + side + " failed to build"
+                                                       : std::string("the ") + side + "'s gate is red: " + ev->reason;
+    }
+    return why;
 }
 
 }  // namespace
@@ -234,11 +241,7 @@ ab_evaluation compare_candidates(const ab_context& ctx) {
     credit_prebuild(r.candidate.candidate_build, pre.candidate());
     r.env = r.candidate.env;
 
-    if (r.base.status != disposition::passed || r.candidate.status != disposition::passed) {
-        std::string why;
-        if (r.base.status != disposition::passed) why = side_failure("base", r.base);
-        if (r.candidate.status != disposition::passed)
-            why += (why.empty() ? "" : "; ") + side_failure("candidate", r.candidate);
+    if (const std::string why = red_sides(r); !why.empty()) {
         r.reason = why + " (no timing without two green gates)";
         return r;
     }
@@ -335,12 +338,9 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
         if (r.reason.empty()) r.reason = r.runner_failure.empty() ? "the A/B runner did not finish" : r.runner_failure;
     }
     // A side the census recheck rejected: its times are not its work's, so no verdict stands.
-    if (r.base.status != disposition::passed || r.candidate.status != disposition::passed) {
+    if (std::string why = red_sides(r); !why.empty()) {
         r.ok = false;
-        std::string why;
-        if (r.base.status != disposition::passed) why = side_failure("base", r.base);
-        if (r.candidate.status != disposition::passed) why += (why.empty() ? "" : "; ") + side_failure("candidate", r.candidate);
-        r.reason = why;
+        r.reason = std::move(why);
     }
 }
 

@@ -54,6 +54,15 @@ private:
     int* m_flags;
 };
 
+// A diagnostic switch: false when `name` is unset, empty or `usual`, true when `other`; any
+// other value is an error naming the variable.
+bool env_switch(const char* name, const std::string& usual, const std::string& other) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0' || usual == v) return false;
+    if (other == v) return true;
+    throw std::runtime_error(std::string(name) + "='" + v + "': expected '" + usual + "' (the default) or '" + other + "'");
+}
+
 double median_of(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -86,21 +95,11 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
     m_sms = sms;
     // The flush reads by default; KLOOP_CUDA_FLUSH=write restores the memset flush, for
     // bench/gpu_timing_agreement.sh's side-by-side of the two (docs/measurement.md).
-    if (const char* f = std::getenv("KLOOP_CUDA_FLUSH"); f != nullptr && *f != '\0') {
-        const std::string v = f;
-        if (v == "write") m_flush_writes = true;
-        else if (v != "read")
-            throw std::runtime_error("KLOOP_CUDA_FLUSH='" + v + "': expected 'read' (the default) or 'write'");
-    }
+    m_flush_writes = env_switch("KLOOP_CUDA_FLUSH", "read", "write");
     // Diagnostic only (bench/gpu_timing_agreement.sh): KLOOP_CUDA_END_EVENT=stream records the end
     // event on the runner's stream, which no longer waits for a side stream's work — it measures
     // what the cross-stream end event costs against ncu, and is never for judging candidates.
-    if (const char* e = std::getenv("KLOOP_CUDA_END_EVENT"); e != nullptr && *e != '\0') {
-        const std::string v = e;
-        if (v == "stream") m_end_on_own_stream = true;
-        else if (v != "legacy")
-            throw std::runtime_error("KLOOP_CUDA_END_EVENT='" + v + "': expected 'legacy' (the default) or 'stream'");
-    }
+    m_end_on_own_stream = env_switch("KLOOP_CUDA_END_EVENT", "legacy", "stream");
 
     // A blocking stream on purpose: the legacy default stream orders against it (see time_call).
     cudaStream_t stream = nullptr;
@@ -116,6 +115,7 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
     m_host_flags[1] = 0;
     KLOOP_CUDA_CALL(cudaHostGetDevicePointer(reinterpret_cast<void**>(&m_device_flags), m_host_flags, 0));
     KLOOP_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&m_probe), 2 * sizeof(unsigned long long)));
+    KLOOP_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&m_flush_sink), sizeof(unsigned)));
 
     char uuid[64];
     {
@@ -150,12 +150,11 @@ cuda_executor::cuda_executor(int ordinal) : m_ordinal(ordinal) {
                    {"throttle_fraction", k_throttle_fraction},
                    {"runtime_version", runtime},
                    {"driver_version", driver},
-                   {"timer", m_end_on_own_stream
-                                 ? "cudaEvent pair; blocking kernel holds the legacy stream; end event on the runner's "
-                                   "stream (KLOOP_CUDA_END_EVENT=stream: side-stream work NOT counted); "
-                                   "cudaDeviceSynchronize per sample"
-                                 : "cudaEvent pair; blocking kernel holds the legacy stream; end event on the legacy "
-                                   "stream; cudaDeviceSynchronize per sample"}};
+                   {"timer", std::string("cudaEvent pair; blocking kernel holds the legacy stream; end event on ") +
+                                 (m_end_on_own_stream ? "the runner's stream (KLOOP_CUDA_END_EVENT=stream: side-stream "
+                                                        "work NOT counted)"
+                                                      : "the legacy stream") +
+                                 "; cudaDeviceSynchronize per sample"}};
     if (!m_nvml->is_available()) m_facts["nvml_error"] = m_nvml->get_error();
 }
 
@@ -231,9 +230,6 @@ void cuda_executor::do_flush_caches(std::uint64_t bytes) {
         // Reading max(bytes, 2 × L2) evicts every line — the previous call's dirty ones are
         // written back now, not inside the timed call — and leaves L2 clean, as ncu's
         // --cache-control all does.
-        if (m_flush_sink == nullptr) {
-            KLOOP_CUDA_CALL(cudaMalloc(reinterpret_cast<void**>(&m_flush_sink), sizeof(unsigned)));
-        }
         KLOOP_CUDA_CALL(launch_read_flush(m_flush, size, m_flush_sink, m_sms, m_stream));
     }
     m_last_flush_bytes = size;
