@@ -194,7 +194,20 @@ s4d_b() {
   step fla_walltime 170 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
 }
 
+# Session 5. s5a: what a Python worker's start costs and what forking a warmed parent saves, the
+# Triton broken candidates and the rmsnorm-cuda tests not re-run since session 4's last changes |
+# the loop's own iteration (`kloop iterate`) against the FLA-style loop.
+s5a_a() {
+  step fork_startup 90 python3 bench/python_fork_startup.py 3
+  step gtest_triton_broken 200 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonBroken*'
+  step gtest_rmsnorm 200 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='*RmsnormCuda*'
+}
+s5a_b() {
+  step fla_walltime 420 env ITERATE=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+}
+
 case $part in
+s5a) streams s5a_a s5a_b ;;
 s4a) streams s4a_a s4a_b ;;
 s4b) streams s4b_a s4b_b ;;
 s4c) streams s4c_a s4c_b ;;
