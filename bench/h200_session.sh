@@ -199,11 +199,11 @@ s4d_b() {
 # the loop's own iteration (`kloop iterate`) against the FLA-style loop.
 s5a_a() {
   step fork_startup 90 python3 bench/python_fork_startup.py 3
-  step gtest_triton_broken 200 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonBroken*'
+  step gtest_triton_broken 150 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonBroken*'
   step gtest_rmsnorm 200 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='*RmsnormCuda*'
 }
 s5a_b() {
-  step fla_walltime 420 env ITERATE=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+  step fla_walltime 280 env ITERATE=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 1
 }
 
 case $part in
