@@ -7,6 +7,8 @@
 #   kloop iterate (ITERATE=1): one loop iteration in a scratch git repository whose workspace was
 #               `kloop init`-ed with v0 (untimed): gate v1, A/B against the best (v0, re-gated),
 #               classify, log, snapshot, commit; --no-profile, as the FLA-style loop profiles nothing
+#   kloop compare, fork server off (FRESH=1): the same with KLOOP_PYTHON_FORK_SERVER=0 — every
+#               Python process a fresh interpreter that imports torch (the state before session 5)
 #   FLA-style:  pytest -q bench/fla_style (the candidate vs ref.py, gate shapes, fwd + bwd), then
 #               bench/fla_style/bench_rmsnorm.py on the candidate, then on the base (do_bench,
 #               separate processes), speedup = ratio of medians
@@ -32,6 +34,14 @@ for i in $(seq 1 "$runs"); do
   python3 bench/fla_style/bench_rmsnorm.py $ex/versions/v0_straightforward.py > "$out/fla_base_$i.json" 2>> "$out/fla_pytest_$i.txt"
   frc=$?
   t2=$(now)
+  fresh=""
+  if [ "${FRESH:-0}" = 1 ]; then
+    t4=$(now)
+    KLOOP_PYTHON_FORK_SERVER=0 "$k" compare $ex --candidate $ex/versions/v1_fused.py --base $ex/versions/v0_straightforward.py \
+        --json-out "$out/kloop_fresh_$i.json" > "$out/kloop_fresh_$i.txt" 2>&1
+    xrc=$?
+    fresh=", \"kloop_fresh_s\": $(diff_s "$t4" "$(now)"), \"kloop_fresh_rc\": $xrc"
+  fi
   it=""
   if [ "${ITERATE:-0}" = 1 ]; then
     repo=$(mktemp -d)/loop; mkdir -p "$repo"; cp -r $ex "$repo/op"; cp $ex/versions/v0_straightforward.py "$repo/op/kernel.py"
@@ -47,7 +57,7 @@ for i in $(seq 1 "$runs"); do
     it=", \"iterate_s\": $(diff_s "$t3" "$(now)"), \"iterate_rc\": $irc"
     rm -rf "$(dirname "$repo")"
   fi
-  echo "{\"run\": $i, \"kloop_s\": $(diff_s "$t0" "$t1"), \"kloop_rc\": $rc, \"fla_s\": $(diff_s "$t1" "$t2"), \"fla_rc\": $frc$it}" \
+  echo "{\"run\": $i, \"kloop_s\": $(diff_s "$t0" "$t1"), \"kloop_rc\": $rc, \"fla_s\": $(diff_s "$t1" "$t2"), \"fla_rc\": $frc$fresh$it}" \
       | tee -a "$out/walltime.jsonl"
 done
 python3 - "$out" <<'PY'
@@ -60,6 +70,8 @@ def line(key):
     return f"median {m:.1f} s, min {min(xs):.1f}, max {max(xs):.1f}, spread {(max(xs) - min(xs)) / m * 100:.1f} %"
 print("kloop compare (gate both + interleaved A/B):", line("kloop_s"))
 print("FLA-style (pytest + do_bench new + do_bench base):", line("fla_s"))
+if all("kloop_fresh_s" in r for r in rows):
+    print("kloop compare, fork server off (every worker a fresh interpreter):", line("kloop_fresh_s"))
 if all("iterate_s" in r for r in rows):
     print("kloop iterate (gate v1 + A/B against v0, --no-profile):", line("iterate_s"))
 sp = {}

@@ -206,7 +206,20 @@ s5a_b() {
   step fla_walltime 280 env ITERATE=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 1
 }
 
+# s5b: the fork server — the Python GPU tests and the worker's own tests through it | an
+# iteration's wall time with and without it, beside the FLA-style loop; the workers' profiles.
+s5b_a() {
+  step pytest_worker 90 bash -c "cd python && python3 -m pytest -q tests"
+  step gtest_python 420 "$bin/tests/gpu/kloop.test.gpu.python"
+}
+s5b_b() {
+  step fla_walltime 330 env ITERATE=1 FRESH=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+  step worker_profile 90 bash bench/python_worker_profile.sh "$bin" "$r/worker_profile"
+  rm -f "$r"/worker_profile/*.prof
+}
+
 case $part in
+s5b) streams s5b_a s5b_b ;;
 s5a) streams s5a_a s5a_b ;;
 s4a) streams s4a_a s4a_b ;;
 s4b) streams s4b_a s4b_b ;;

@@ -13,29 +13,12 @@ mkdir -p "$2"; out="$(cd "$2" && pwd)"; shift 2
 py=${PYTHON:-$(command -v python3)}
 ex=$here/examples/rmsnorm-triton
 
-# KLOOP_PYTHON: kloop runs its Python through this; the worker's runs go under cProfile.
-wrap=$out/python-under-cprofile.sh
-cat > "$wrap" <<EOF
-#!/usr/bin/env bash
-if [ "\$1" = -m ] && [ "\$2" = kloop_worker ]; then
-  shift 2
-  role=probe; job=""; prev=""
-  for a in "\$@"; do
-    [ "\$prev" = --job ] && job=\$a
-    prev=\$a
-  done
-  if [ -n "\$job" ]; then
-    role=\$(sed -n 's/.*"phase": *"\\([a-z]*\\)".*/\\1/p' "\$job" | head -1)
-    role=worker-\${role:-unknown}
-  fi
-  exec "$py" -m cProfile -o "$out/\$(date +%s%N).\$role.prof" -m kloop_worker "\$@"
-fi
-exec "$py" "\$@"
-EOF
-chmod +x "$wrap"
-
+# Every worker and probe writes its own profile (kloop_worker/main.py, KLOOP_WORKER_PROFILE_DIR).
+# Under the fork server (the default) a worker's imports were the server's and are not in it;
+# FORK_SERVER=0 profiles fresh interpreters, imports included.
+export KLOOP_WORKER_PROFILE_DIR=$out KLOOP_PYTHON_FORK_SERVER=${FORK_SERVER:-1}
 t0=$(date +%s.%N)
-KLOOP_PYTHON=$wrap "$k" compare "$ex" --candidate "$ex/versions/v1_fused.py" --base "$ex/versions/v0_straightforward.py" \
+"$k" compare "$ex" --candidate "$ex/versions/v1_fused.py" --base "$ex/versions/v0_straightforward.py" \
     --json-out "$out/compare.json" "$@" > "$out/compare.txt" 2>&1
 rc=$?
 t1=$(date +%s.%N)

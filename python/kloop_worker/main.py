@@ -14,6 +14,8 @@
         FACTS.json and exits 0; a problem of the environment is reported in it
         ("environment_error", "missing_module"), as is an import failure ("import_error").
 
+KLOOP_WORKER_PROFILE_DIR=DIR: the run goes under cProfile, written to DIR/<ns>.<role>.prof.
+
 Only the standard library is imported before the events file is open, so that even a missing
 numpy is reported through the channel rather than as a traceback.
 """
@@ -47,6 +49,36 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    profile_dir = os.environ.get("KLOOP_WORKER_PROFILE_DIR")
+    if not profile_dir:
+        return _main(argv)
+    # Diagnostics (bench/python_worker_profile.sh): this process's run under cProfile, one
+    # .prof per process named by its role. A forked worker's imports were the server's.
+    import cProfile
+    import time
+
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        return _main(argv)
+    finally:
+        prof.disable()
+        os.makedirs(profile_dir, exist_ok=True)
+        prof.dump_stats(os.path.join(profile_dir, "%d.%s.prof" % (time.time_ns(), _role(argv))))
+
+
+def _role(argv: Optional[List[str]]) -> str:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--probe" in args:
+        return "probe"
+    try:
+        with open(args[args.index("--job") + 1], "r", encoding="utf-8") as f:
+            return "worker-" + str(json.load(f).get("phase", "unknown"))
+    except (ValueError, IndexError, OSError):
+        return "worker-unknown"
+
+
+def _main(argv: Optional[List[str]]) -> int:
     args = _parser().parse_args(argv)
     if args.probe:
         return probe(args)

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "backend/build_dispatch.hpp"
+#include "backend/python/fork_server.hpp"
 #include "backend/python/python_worker.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
@@ -57,6 +58,7 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
         auto py = backend::python::worker_command_for(job.candidate_lib, job_path, events_path);
         req.argv.insert(req.argv.end(), py.argv.begin(), py.argv.end());
         req.env_overrides = std::move(py.env);
+        if (wrapper.empty()) backend::python::route_through_fork_server(req, py.worker_dir, py.may_use_torch);
     } else {
         for (auto a : {platform::sibling_tool(tool).string(), std::string("--job"), job_path.string(),
                        std::string("--events"), events_path.string()})

@@ -29,13 +29,15 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "platform/detail/posix_spawn.hpp"
 #include "platform/detail/unique_fd.hpp"
-
-extern char** environ;
 
 namespace kloop::platform {
 
+using detail::child_environment;
 using detail::errno_message;
+using detail::spawn_actions;
+using detail::spawn_attr;
 using detail::unique_fd;
 
 // ---------------------------------------------------------------------------------------------
@@ -134,41 +136,6 @@ using clock_type = std::chrono::steady_clock;
 
 double seconds_between(clock_type::time_point a, clock_type::time_point b) {
     return std::chrono::duration<double>(b - a).count();
-}
-
-// RAII for the posix_spawn attribute objects.
-struct spawn_actions {
-    posix_spawn_file_actions_t a;
-    spawn_actions() { posix_spawn_file_actions_init(&a); }
-    ~spawn_actions() { posix_spawn_file_actions_destroy(&a); }
-    spawn_actions(const spawn_actions&) = delete;
-    spawn_actions& operator=(const spawn_actions&) = delete;
-};
-struct spawn_attr {
-    posix_spawnattr_t a;
-    spawn_attr() { posix_spawnattr_init(&a); }
-    ~spawn_attr() { posix_spawnattr_destroy(&a); }
-    spawn_attr(const spawn_attr&) = delete;
-    spawn_attr& operator=(const spawn_attr&) = delete;
-};
-
-// The child's environment: ours with the overrides applied.
-std::vector<std::string> child_environment(const process_request& r) {
-    std::vector<std::string> env;
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-        std::string_view entry(*e);
-        bool overridden = false;
-        for (const auto& [name, value] : r.env_overrides) {
-            if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
-                entry[name.size()] == '=') {
-                overridden = true;
-                break;
-            }
-        }
-        if (!overridden) env.emplace_back(entry);
-    }
-    for (const auto& [name, value] : r.env_overrides) env.push_back(name + "=" + value);
-    return env;
 }
 
 // Looks argv0 up on `path_value` (a PATH string). Empty when not found.
@@ -303,27 +270,11 @@ process_result posix_command_runner::do_run(const process_request& r) {
 #endif
 
     spawn_attr attr;
-    posix_spawnattr_setflags(&attr.a, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr.a, 0);
-    sigset_t empty_mask;
-    sigemptyset(&empty_mask);
-    posix_spawnattr_setsigmask(&attr.a, &empty_mask);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    for (int s : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2,
-                  SIGTSTP, SIGTTIN, SIGTTOU, SIGXFSZ})
-        sigaddset(&defaults, s);
-    posix_spawnattr_setsigdefault(&attr.a, &defaults);
 
-    std::vector<char*> argv;
-    argv.reserve(r.argv.size() + 1);
-    for (const auto& a : r.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    std::vector<std::string> env_strings = child_environment(r);
-    std::vector<char*> envp;
-    envp.reserve(env_strings.size() + 1);
-    for (auto& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
+    std::vector<std::string> argv_strings = r.argv;
+    std::vector<char*> argv = detail::c_string_array(argv_strings);
+    std::vector<std::string> env_strings = child_environment(r.env_overrides);
+    std::vector<char*> envp = detail::c_string_array(env_strings);
 
     const auto t0 = clock_type::now();
     pid_t pid = -1;

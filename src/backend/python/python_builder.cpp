@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/python/fork_server.hpp"
 #include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
@@ -160,6 +161,7 @@ build_record python_builder::build(const build_request& r) {
     q.cwd = entry;
     q.timeout_s = r.timeout_s;
     q.env_overrides = worker_environment(m);
+    route_through_fork_server(q, wdir, settings.device != "cpu");
     const auto res = m_runner.run(q);
     if (res.interrupted) throw kloop::error(exit_code::interrupted, "interrupted while probing '" + source.string() + "'");
     if (!res.started)

@@ -139,6 +139,8 @@ worker_command worker_command_for(const fs::path& candidate_manifest, const fs::
     worker_command c;
     c.argv = {m.interpreter, "-m", "kloop_worker", "--job", job_path.string(), "--events", events_path.string()};
     c.env = worker_environment(m);
+    c.worker_dir = m.worker_dir;
+    c.may_use_torch = m.device != "cpu";
     return c;
 }
 

@@ -73,6 +73,8 @@ struct library_manifest {
 struct worker_command {
     std::vector<std::string> argv;
     std::vector<std::pair<std::string, std::string>> env;
+    std::filesystem::path worker_dir;  // the manifest's
+    bool may_use_torch = true;         // [python] device is not "cpu" (fork_server.hpp's preload)
 };
 
 // How to run one job whose candidate library is the manifest `candidate_manifest`.
