@@ -218,7 +218,20 @@ s5b_b() {
   rm -f "$r"/worker_profile/*.prof
 }
 
+# s5c: after bytecode is really cached (an inherited PYTHONDONTWRITEBYTECODE=1 had defeated it) and
+# the server preloads torch's lazy Triton chain — the Python GPU tests (the interpreter test with the
+# server on and off) | the wall times again, the workers' profiles.
+s5c_a() {
+  step gtest_python 400 "$bin/tests/gpu/kloop.test.gpu.python"
+}
+s5c_b() {
+  step fla_walltime 390 env ITERATE=1 FRESH=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+  step worker_profile 60 bash bench/python_worker_profile.sh "$bin" "$r/worker_profile"
+  rm -f "$r"/worker_profile/*.prof
+}
+
 case $part in
+s5c) streams s5c_a s5c_b ;;
 s5b) streams s5b_a s5b_b ;;
 s5a) streams s5a_a s5a_b ;;
 s4a) streams s4a_a s4a_b ;;

@@ -5,7 +5,8 @@
 Every kloop Python process — a build probe, a gate, a bench, an A/B — used to be a new
 interpreter that imported numpy and torch (3.5 s on the H200 host, docs/perf.md) before doing
 anything. kloop now starts this server once per interpreter and environment; it imports numpy,
-kloop's worker modules and, with ``--preload torch``, torch, torch.profiler and triton, and then
+kloop's worker modules and, with ``--preload torch``, torch, torch.profiler, triton and what torch
+loads lazily on a first Triton launch (_TORCH_MODULES), and then
 forks one child per request. A child is still a process of its own — its own CUDA context
 (the server never initialises CUDA, so a forked child can), its own Triton cache, its own
 crash — it just does not pay for the imports.
@@ -43,7 +44,11 @@ PER_PROCESS = frozenset({"TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"})
 
 _WORKER_MODULES = ("main", "environment", "worker", "candidate", "census", "dims", "inits", "metrics", "nvml",
                    "protocol", "screen", "stopping", "tensors", "timing")
-_TORCH_MODULES = ("torch", "torch.profiler", "triton", "triton.language")
+# What a gate or an A/B imports besides the worker: torch; the census's profiler; triton; and the
+# chain torch loads lazily on a worker's first Triton launch or profiled call (torch._dynamo
+# through triton_kernel_wrap, sympy: 838 modules, 3.5-5 s of each H200 gate before they were here).
+_TORCH_MODULES = ("torch", "torch.profiler", "triton", "triton.language", "torch._dynamo",
+                  "torch._higher_order_ops.triton_kernel_wrap")
 
 
 def preload(extra: List[str]) -> Dict[str, object]:

@@ -123,8 +123,13 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const librar
     // in each .pyc header keep an edited file from reusing stale code). Not writing it at all
     // made every worker recompile torch's ~1900 modules where site-packages ships no .pyc: 5 s
     // of each process on the H200 host, a third of a Triton iteration (docs/perf.md).
+    // An inherited PYTHONDONTWRITEBYTECODE=1 (CI images and the H200 host's shell set it) is
+    // overridden: with the cache elsewhere it would only make every worker compile torch's
+    // modules again (838 of them, 3-4 s per gate on the H200 host, docs/perf.md). An empty value
+    // is "unset" to Python.
     try {
         e.emplace_back("PYTHONPYCACHEPREFIX", (platform::cache_dir() / "python-bytecode").string());
+        e.emplace_back("PYTHONDONTWRITEBYTECODE", "");
     } catch (const usage_error&) {
         e.emplace_back("PYTHONDONTWRITEBYTECODE", "1");  // no cache directory: write none
     }

@@ -7,7 +7,8 @@
 //
 //   argv  <interpreter> -m kloop_worker --job JOB --events EVENTS
 //   env   PYTHONPATH=<worker dir>[:$PYTHONPATH]   PYTHONUNBUFFERED=1
-//         PYTHONPYCACHEPREFIX=<kloop's cache>/python-bytecode (PYTHONDONTWRITEBYTECODE=1 without one)
+//         PYTHONPYCACHEPREFIX=<kloop's cache>/python-bytecode, PYTHONDONTWRITEBYTECODE= (empty: off)
+//         (PYTHONDONTWRITEBYTECODE=1 without a cache directory)
 //         TRITON_CACHE_DIR / TORCHINDUCTOR_CACHE_DIR = the candidate's own cache directories
 //
 // A Python "library" (runner::job's candidate_lib, reference_lib, base_lib) is a manifest: a JSON

@@ -35,10 +35,18 @@ TEST(PythonWorkerEnvTest, BytecodeIsCachedUnderKloopsCache) {
     const scoped_env path("PYTHONPATH", std::nullopt);
     const auto e = env_of(manifest());
     EXPECT_EQ(e.at("PYTHONPYCACHEPREFIX"), "/tmp/kloop-home-env-test/cache/python-bytecode");
-    EXPECT_EQ(e.count("PYTHONDONTWRITEBYTECODE"), 0u);
+    EXPECT_EQ(e.at("PYTHONDONTWRITEBYTECODE"), "");  // empty: off, whatever kloop inherited
     EXPECT_EQ(e.at("PYTHONPATH"), "/opt/kloop/python");
     EXPECT_EQ(e.at("TRITON_CACHE_DIR"), "/cache/py/abc/triton");
     EXPECT_EQ(e.at("TORCHINDUCTOR_CACHE_DIR"), "/cache/py/abc/inductor");
+}
+
+TEST(PythonWorkerEnvTest, AnInheritedDontWriteBytecodeDoesNotDefeatTheCache) {
+    const scoped_env home("KLOOP_HOME", "/tmp/kloop-home-env-test");
+    const scoped_env off("PYTHONDONTWRITEBYTECODE", "1");
+    const auto e = env_of(manifest());
+    EXPECT_EQ(e.at("PYTHONDONTWRITEBYTECODE"), "");
+    EXPECT_EQ(e.at("PYTHONPYCACHEPREFIX"), "/tmp/kloop-home-env-test/cache/python-bytecode");
 }
 
 TEST(PythonWorkerEnvTest, TheUsersPythonPathFollowsTheWorkers) {
