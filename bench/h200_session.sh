@@ -230,7 +230,18 @@ s5c_b() {
   rm -f "$r"/worker_profile/*.prof
 }
 
+# s5d: a forked worker that needs Triton's interpreter starts afresh — the interpreter tests and the
+# worker's own tests | the wall times, 2 more rounds.
+s5d_a() {
+  step gtest_interpret 90 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonInterpret*'
+  step pytest_worker 90 bash -c "cd python && python3 -m pytest -q tests"
+}
+s5d_b() {
+  step fla_walltime 280 env ITERATE=1 FRESH=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+}
+
 case $part in
+s5d) streams s5d_a s5d_b ;;
 s5c) streams s5c_a s5c_b ;;
 s5b) streams s5b_a s5b_b ;;
 s5a) streams s5a_a s5a_b ;;

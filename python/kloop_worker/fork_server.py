@@ -111,6 +111,7 @@ def _run_child(request: dict, fds: List[int], inherited: List[int]) -> None:
         args = request["argv"][3:]
         from . import main as main_mod
 
+        main_mod.FORKED = True
         sys.argv = [os.path.join(os.path.dirname(main_mod.__file__), "__main__.py")] + args
         rc = main_mod.main(args)
     except SystemExit as e:

@@ -78,7 +78,29 @@ def _role(argv: Optional[List[str]]) -> str:
         return "worker-unknown"
 
 
+_ARGV: Optional[List[str]] = None  # this run's command line (after -m kloop_worker)
+
+# Set by fork_server.py in a forked child: this interpreter's modules were imported by the server.
+FORKED = False
+
+
+def leave_the_fork_if_needed(facts, argv: Optional[List[str]]) -> None:
+    """A forked worker runs in an interpreter that imported triton with Triton's interpreter off
+    (@triton.jit then yields compiled kernels, not interpreted ones, whatever TRITON_INTERPRET
+    says later). When this run needs the interpreter (no visible GPU: environment.resolve set
+    TRITON_INTERPRET=1), it replaces itself with a fresh interpreter running the same command
+    line: the same pid, streams and environment, so the server still reports its end."""
+    if not (FORKED and facts.get("triton_interpret") and "triton" in sys.modules):
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    args = list(sys.argv[1:] if argv is None else argv)
+    os.execv(sys.executable, [sys.executable, "-m", "kloop_worker"] + args)
+
+
 def _main(argv: Optional[List[str]]) -> int:
+    global _ARGV
+    _ARGV = argv
     args = _parser().parse_args(argv)
     if args.probe:
         return probe(args)
@@ -114,6 +136,7 @@ def run_job(job, events) -> int:
         events.write({"event": "fatal", "message": "cannot read the library manifest '%s': %s" % (job.candidate_lib, e)})
         return 3
     facts = environment.resolve(settings.get("device", "auto"))
+    leave_the_fork_if_needed(facts, _ARGV)
     if "environment_error" in facts:
         events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "worker": facts})
         events.write({"event": "fatal", "message": "cannot use the device: " + facts["environment_error"]})
@@ -159,6 +182,7 @@ def probe(args) -> int:
     from . import environment
 
     facts = environment.resolve(args.device)
+    leave_the_fork_if_needed(facts, _ARGV)
     facts["protocol"] = PROTOCOL_VERSION
     if "environment_error" not in facts:
         from . import screen

@@ -172,6 +172,40 @@ class ForkServerTest(unittest.TestCase):
         self.assertNotEqual(client.returncode, 0)  # it lost its worker's status: not a success
 
 
+class LeaveTheForkTest(unittest.TestCase):
+    """A forked worker that needs Triton's interpreter (triton already imported by the server
+    with it off) execs a fresh interpreter with its own command line; nothing else does."""
+
+    def setUp(self):
+        import types
+
+        from kloop_worker import main as main_mod
+
+        self.main = main_mod
+        self.calls = []
+        self.saved = (main_mod.FORKED, os.execv, sys.modules.get("triton"))
+        os.execv = lambda path, argv: self.calls.append((path, argv))
+        sys.modules.setdefault("triton", types.ModuleType("triton"))
+
+    def tearDown(self):
+        self.main.FORKED, os.execv, triton = self.saved
+        if triton is None:
+            sys.modules.pop("triton", None)
+
+    def test_a_forked_worker_that_needs_the_interpreter_starts_afresh(self):
+        self.main.FORKED = True
+        self.main.leave_the_fork_if_needed({"triton_interpret": True}, ["--job", "j.json", "--events", "e"])
+        self.assertEqual(self.calls, [(sys.executable, [sys.executable, "-m", "kloop_worker", "--job", "j.json",
+                                                        "--events", "e"])])
+
+    def test_otherwise_the_worker_stays(self):
+        self.main.FORKED = True
+        self.main.leave_the_fork_if_needed({"triton_interpret": False}, ["--probe"])
+        self.main.FORKED = False
+        self.main.leave_the_fork_if_needed({"triton_interpret": True}, ["--probe"])
+        self.assertEqual(self.calls, [])
+
+
 class RefusalTest(unittest.TestCase):
     def test_only_per_process_variables_may_differ(self):
         from kloop_worker.fork_server import refusal
