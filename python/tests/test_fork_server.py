@@ -132,7 +132,8 @@ class ForkServerTest(unittest.TestCase):
         rc, _, _, _ = self.probe(self.source("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"))
         self.assertEqual(rc, -signal.SIGSEGV)
 
-    def test_killing_the_client_kills_the_worker(self):
+    def sleeping_worker(self):
+        """A client whose worker writes its pid and sleeps; (client, worker pid) once it runs."""
         pid_file = os.path.join(self.dir, "worker_pid")
         src = self.source("""
             import os, time
@@ -141,7 +142,10 @@ class ForkServerTest(unittest.TestCase):
         """ % pid_file)
         client, _ = self.probe(src, wait=False)
         self.assertTrue(_wait_until(lambda: os.path.exists(pid_file) and os.path.getsize(pid_file) > 0))
-        worker = int(_read(pid_file))
+        return client, int(_read(pid_file))
+
+    def test_killing_the_client_kills_the_worker(self):
+        client, worker = self.sleeping_worker()
         self.assertTrue(_pid_alive(worker))
         client.kill()
         client.wait(10)
@@ -156,15 +160,7 @@ class ForkServerTest(unittest.TestCase):
         self.assertTrue(os.path.exists(facts))
 
     def test_end_of_stdin_ends_the_server_and_its_workers(self):
-        pid_file = os.path.join(self.dir, "worker_pid")
-        src = self.source("""
-            import os, time
-            open(%r, "w").write(str(os.getpid()))
-            time.sleep(60)
-        """ % pid_file)
-        client, _ = self.probe(src, wait=False)
-        self.assertTrue(_wait_until(lambda: os.path.exists(pid_file) and os.path.getsize(pid_file) > 0))
-        worker = int(_read(pid_file))
+        client, worker = self.sleeping_worker()
         self.server.stdin.close()
         self.assertEqual(self.server.wait(10), 0)
         self.assertTrue(_wait_until(lambda: not _pid_alive(worker)))

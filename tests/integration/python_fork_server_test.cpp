@@ -16,27 +16,18 @@
 #include "backend/python/fork_server.hpp"
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
+#include "support/process_probe.hpp"
 #include "support/scoped_env.hpp"
 
 namespace fs = std::filesystem;
 namespace kp = kloop::platform;
 namespace kpy = kloop::backend::python;
+using kloop::testing::process_is_dead;
+using kloop::testing::read_all;
 
 namespace {
 
 const fs::path worker_dir = fs::path(KLOOP_TEST_SOURCE_DIR) / "python";
-
-std::string read_all(const fs::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-bool process_is_dead(pid_t pid) {
-    if (::kill(pid, 0) != 0) return true;
-    const std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");
-    const auto close_paren = stat.rfind(')');
-    return close_paren == std::string::npos || (close_paren + 2 < stat.size() && stat[close_paren + 2] == 'Z');
-}
 
 bool eventually(const std::function<bool()>& cond) {
     for (int i = 0; i < 250 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));

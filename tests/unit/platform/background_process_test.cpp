@@ -12,23 +12,13 @@
 
 #include "platform/background_process.hpp"
 #include "platform/file_io.hpp"
+#include "support/process_probe.hpp"
 
 namespace kp = kloop::platform;
+using kloop::testing::process_is_dead;
+using kloop::testing::read_all;
 
 namespace {
-
-std::string read_all(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Gone, or a zombie nobody has reaped yet: either way it runs no more.
-bool process_is_dead(pid_t pid) {
-    if (::kill(pid, 0) != 0) return true;
-    const std::string stat = read_all("/proc/" + std::to_string(pid) + "/stat");
-    const auto close_paren = stat.rfind(')');
-    return close_paren == std::string::npos || (close_paren + 2 < stat.size() && stat[close_paren + 2] == 'Z');
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -13,8 +13,10 @@
 
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
+#include "support/process_probe.hpp"
 
 namespace kp = kloop::platform;
+using kloop::testing::process_is_dead;
 
 namespace {
 
@@ -24,16 +26,6 @@ kp::process_result run(std::vector<std::string> argv, double timeout_s = 0) {
     r.argv = std::move(argv);
     r.timeout_s = timeout_s;
     return runner.run(r);
-}
-
-// Gone, or a zombie nobody has reaped yet: either way it runs no more.
-bool process_is_dead(pid_t pid) {
-    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return true;
-    auto close_paren = line.rfind(')');
-    return close_paren != std::string::npos && close_paren + 2 < line.size() && line[close_paren + 2] == 'Z';
 }
 
 }  // namespace
