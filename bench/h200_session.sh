@@ -240,7 +240,19 @@ s5d_b() {
   step fla_walltime 280 env ITERATE=1 FRESH=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
 }
 
+# s5e: the early verdict (a shape stops once its verdict is settled) — the Triton compare and loop
+# tests, A against A on the Triton example | the wall times, A against A on the CUDA example.
+s5e_a() {
+  step gtest_triton_ab 120 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='TritonCompare*:TritonLoop*'
+  step noise_triton 100 "$k" noise examples/rmsnorm-triton --candidate examples/rmsnorm-triton/versions/v1_fused.py --runs 8 --json-out "$r/noise_triton.json"
+}
+s5e_b() {
+  step fla_walltime 150 env ITERATE=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
+  step noise_cuda 90 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 10 --json-out "$r/noise_cuda.json"
+}
+
 case $part in
+s5e) streams s5e_a s5e_b ;;
 s5d) streams s5d_a s5d_b ;;
 s5c) streams s5c_a s5c_b ;;
 s5b) streams s5b_a s5b_b ;;

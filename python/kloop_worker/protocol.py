@@ -137,6 +137,7 @@ class BenchItem:
     warmup_min_calls: int
     warmup_min_s: float
     stop: Dict[str, Any]
+    early_verdict: Optional[Dict[str, Any]] = None  # ab phase: measure/early_verdict.hpp's config
 
     def is_checked_sample(self, sample: int, checks_done: int) -> bool:
         """runner::bench_item::is_checked_sample: samples N-1, 2N-1, 4N-1, ... (geometric)."""
@@ -225,6 +226,7 @@ def parse_job(j: Dict[str, Any]) -> Job:
                     warmup_min_calls=int(b["warmup_min_calls"]),
                     warmup_min_s=float(b["warmup_min_s"]),
                     stop=dict(b["stop"]),
+                    early_verdict=dict(b["early_verdict"]) if b.get("early_verdict") else None,
                 )
             )
         base_lib = j.get("base_lib", "") or ""

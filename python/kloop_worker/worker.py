@@ -25,7 +25,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from . import metrics
+from . import early_verdict, metrics
 from .candidate import (
     LoadError,
     NoFlags,
@@ -449,6 +449,8 @@ class Worker:
         stopped = ["not_done", "not_done"]
         checks: List[List[Dict[str, Any]]] = [[], []]
         item_stop = "both_done"
+        early = None  # the verdict that ended the item early, if one did
+        ev_cfg = b.early_verdict
         discarded = [0, 0]
         max_retakes = 10
         r = 0
@@ -496,6 +498,14 @@ class Worker:
                     f["sample"] = len(samples[side]) - 1
                     checks[side].append(f)
             r += 1
+            # Both sides have the same count after a round: a look, once each has its minimum time.
+            if ev_cfg and early_verdict.is_look(len(samples[0]), ev_cfg) and \
+                    len(samples[0]) >= rules[0].min_samples and \
+                    min(rules[0].total_s, rules[1].total_s) >= float(ev_cfg.get("min_time_s", 0.1)):
+                early = early_verdict.settled_verdict(samples[0], samples[1], ev_cfg)
+                if early is not None:
+                    item_stop = "early_verdict"
+                    break
 
         def reason(si: int) -> str:
             return stopped[si] if stopped[si] != "not_done" else item_stop
@@ -517,6 +527,7 @@ class Worker:
             "flush_bytes": b.flush_bytes,
             "base_discarded_samples": discarded[0],
             "candidate_discarded_samples": discarded[1],
+            "early_verdict": early,
         }
         if flags_changed:
             result["numeric_flags_changed"] = flags_changed

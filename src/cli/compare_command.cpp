@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/base_checkout.hpp"
+#include "cli/loop_options.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
@@ -55,6 +56,7 @@ void declare_min_effect_option(CLI::App& sub, measure::ab_config& config) {
                    "between, AMBIGUOUS otherwise")
         ->check(CLI::Range(0.0, 0.99))
         ->capture_default_str();
+    declare_early_verdict_option(sub, config);
 }
 
 eval::ab_evaluation compare_with_base(const spec::op_spec& spec, const std::string& base_arg, const fs::path& candidate,

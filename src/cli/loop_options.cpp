@@ -43,6 +43,14 @@ void add_ab_options(CLI::App& sub, measure::ab_config& ab) {
                    "A/B noise margin: FASTER needs the bootstrap interval of the geomean speedup above 1 + this")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    declare_early_verdict_option(sub, ab);
+}
+
+void declare_early_verdict_option(CLI::App& sub, measure::ab_config& ab) {
+    sub.add_flag_callback(
+        "--no-early-verdict", [&ab] { ab.early_verdict = false; },
+        "Time every shape until each side's stopping rule says done, even when its verdict was settled "
+        "earlier (default: a shape stops at the first look whose corrected interval settles FASTER, SLOWER or SAME)");
 }
 
 void add_workspace_option(CLI::App& sub, std::string& workspace) {

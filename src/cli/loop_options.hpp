@@ -27,6 +27,8 @@ namespace kloop::cli {
 
 void add_bench_options(CLI::App& sub, eval::evaluation_options& options);
 void add_ab_options(CLI::App& sub, measure::ab_config& ab);
+// --no-early-verdict (compare, noise, init, iterate): measure/early_verdict.hpp off.
+void declare_early_verdict_option(CLI::App& sub, measure::ab_config& ab);
 // --no-profile, --profile-timeout: the loop's Nsight Compute step (loop/version_profile.hpp).
 void add_profile_options(CLI::App& sub, loop::profile_options& profile);
 void add_workspace_option(CLI::App& sub, std::string& workspace);

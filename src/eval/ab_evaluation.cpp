@@ -1,6 +1,7 @@
 // kloop eval: A/B — both sides built and gated, then timed interleaved in one runner process.
 #include "eval/ab_evaluation.hpp"
 
+#include <algorithm>
 #include <future>
 #include <map>
 #include <optional>
@@ -73,6 +74,7 @@ ab_shape_result interpret_item(const runner::call_plan& plan, const json* result
     }
     s.base_stop_reason = e.value("base_stop_reason", "");
     s.candidate_stop_reason = e.value("candidate_stop_reason", "");
+    if (e.contains("early_verdict") && e.at("early_verdict").is_string()) s.early_verdict = e.at("early_verdict").get<std::string>();
     s.input_sets = e.value("input_sets", 0);
     s.flush_bytes = e.value("flush_bytes", std::uint64_t{0});
     const auto base_checks = judge_checks(plan, e.value("base_checks", json::array()));
@@ -288,6 +290,13 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     job.candidate_device = device;
     job.reference_device = r.candidate.reference_build.device.empty() ? std::string("cpu") : r.candidate.reference_build.device;
     job.phase = runner::job_phase::ab;
+    for (auto& item : job.bench) {
+        item.early_verdict.enabled = r.config.early_verdict;
+        item.early_verdict.min_effect = r.config.min_effect;
+        item.early_verdict.confidence = r.config.confidence;
+        // A look never waits longer than the stopping rule itself would.
+        item.early_verdict.min_time_s = std::min(item.early_verdict.min_time_s, item.stop.min_time_s);
+    }
     job.candidate_lib = r.candidate.candidate_build.library;
     job.base_lib = r.base.candidate_build.library;
     job.reference_lib = r.candidate.reference_build.library;

@@ -35,6 +35,7 @@ struct ab_shape_result {
     // additions: how the shape was measured
     std::string base_stop_reason;          // the side's stopping rule, or the item's cap
     std::string candidate_stop_reason;
+    std::string early_verdict;             // the verdict that stopped the shape early ("" = none)
     int input_sets = 0;
     std::uint64_t flush_bytes = 0;
     std::optional<double> bytes;           // the spec's bytes for this shape

@@ -43,6 +43,8 @@ struct ab_config {
     std::uint64_t seed = 0x6b6c6f6f70;  // "kloop"
     // addition: fewer samples than this on either side (per shape) gives AMBIGUOUS
     std::size_t min_samples = 5;
+    // addition: the runner may stop a shape once its verdict is settled (measure/early_verdict.hpp)
+    bool early_verdict = true;
 };
 
 struct ab_result {

@@ -61,6 +61,7 @@ json to_json(const eval::ab_evaluation& ab) {
                     {"verdict", s.verdict ? json(measure::to_string(s.verdict->verdict)) : json(nullptr)},
                     {"base_stop_reason", s.base_stop_reason},
                     {"candidate_stop_reason", s.candidate_stop_reason},
+                    {"early_verdict", s.early_verdict.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.early_verdict)},
                     {"input_sets", s.input_sets},
                     {"flush_bytes", s.flush_bytes},
                     {"checks", {{"base", {{"total", s.base_checks_total}, {"failed", s.base_checks_failed}}},

@@ -1,6 +1,8 @@
 // kloop report: A/B comparison → console text.
 #include "report/ab_text.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace kloop::report {
@@ -69,7 +71,8 @@ std::string to_text(const eval::ab_evaluation& ab) {
     out += fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>9}  {:<18} {:<9} {:>11} {:>9}\n", "mode", "shape", "base_ms",
                        "new_ms", "speedup", fmt::format("{}% CI", pct), "verdict", "n base/new", "checked");
     for (const auto& s : ab.shapes) {
-        const std::string n = fmt::format("{}/{}", s.base_samples_s.size(), s.candidate_samples_s.size());
+        const std::string n = fmt::format("{}/{}{}", s.base_samples_s.size(), s.candidate_samples_s.size(),
+                                          s.early_verdict.empty() ? "" : " e");
         const std::string checked = fmt::format("{}/{}", (s.base_checks_total - s.base_checks_failed) +
                                                              (s.candidate_checks_total - s.candidate_checks_failed),
                                                 s.base_checks_total + s.candidate_checks_total);
@@ -99,6 +102,9 @@ std::string to_text(const eval::ab_evaluation& ab) {
     out += fmt::format("verdict rule: minimum effect {:g} %: FASTER when the CI lies above {:.3f}, SLOWER below {:.3f}, "
                        "SAME inside, else AMBIGUOUS\n",
                        e * 100, 1 + e, 1 / (1 + e));
+    if (std::any_of(ab.shapes.begin(), ab.shapes.end(), [](const auto& s) { return !s.early_verdict.empty(); }))
+        out += "early verdict: the shapes marked e stopped once their verdict was settled at a look with a "
+               "Bonferroni-corrected interval (docs/measurement.md; off: --no-early-verdict)\n";
     out += ab.ok ? "result: COMPARED\n" : "result: INCOMPLETE: " + ab.reason + "\n";
     return out;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/rng.hpp"
+#include "measure/early_verdict.hpp"
 #include "measure/stopping_rule.hpp"
 
 namespace kloop::runner {
@@ -85,6 +86,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     std::array<measure::stop_reason, 2> stopped = {measure::stop_reason::not_done, measure::stop_reason::not_done};
     std::array<json, 2> checks = {json::array(), json::array()};
     std::string item_stop = "both_done";
+    std::string early;  // the verdict that ended the item early, if one did
     std::array<int, 2> discarded = {0, 0};
     constexpr int max_retakes = 10;
     for (int r = 0;; ++r) {
@@ -141,6 +143,16 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
                 checks[si].push_back(std::move(facts));
             }
         }
+        // Both sides have the same count after a round: a look, once each has its minimum time.
+        const auto& ev_cfg = b.early_verdict;
+        if (ev_cfg.enabled && measure::is_early_verdict_look(samples[0].size(), ev_cfg) &&
+            samples[0].size() >= b.stop.min_samples && rule[0].get_total_time_s() >= ev_cfg.min_time_s &&
+            rule[1].get_total_time_s() >= ev_cfg.min_time_s)
+            if (const auto v = measure::settled_verdict(samples[0], samples[1], ev_cfg)) {
+                item_stop = "early_verdict";
+                early = measure::to_string(*v);
+                break;
+            }
     }
     // A side still going when the other reached a cap stops with it (the item's cap).
     auto reason = [&](std::size_t s) {
@@ -161,7 +173,8 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
               {"input_sets", n_sets},
               {"flush_bytes", b.flush_bytes},
               {"base_discarded_samples", discarded[0]},
-              {"candidate_discarded_samples", discarded[1]}});
+              {"candidate_discarded_samples", discarded[1]},
+              {"early_verdict", early.empty() ? json(nullptr) : json(early)}});
 }
 
 }  // namespace kloop::runner

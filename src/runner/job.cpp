@@ -113,7 +113,7 @@ void to_json(json& j, const job& x) {
     for (const auto& g : x.gate)
         gate.push_back({{"id", g.id}, {"call", g.call}, {"trial", g.trial}, {"seed", g.seed}});
     json bench = json::array();
-    for (const auto& b : x.bench)
+    for (const auto& b : x.bench) {
         bench.push_back({{"id", b.id},
                          {"call", b.call},
                          {"seed", b.seed},
@@ -124,6 +124,11 @@ void to_json(json& j, const job& x) {
                          {"warmup_min_calls", b.warmup_min_calls},
                          {"warmup_min_s", b.warmup_min_s},
                          {"stop", stop_json(b.stop)}});
+        if (const auto& e = b.early_verdict; e.enabled)
+            bench.back()["early_verdict"] = {{"min_effect", e.min_effect}, {"confidence", e.confidence},
+                                             {"first_look", e.first_look}, {"max_looks", e.max_looks},
+                                             {"min_time_s", e.min_time_s}};
+    }
     j = json{{"schema_version", x.schema_version},
              {"phase", to_string(x.phase)},
              {"candidate_lib", x.candidate_lib},
@@ -193,6 +198,15 @@ void from_json(const json& j, job& x) {
         it.warmup_min_calls = b.at("warmup_min_calls").get<int>();
         it.warmup_min_s = b.at("warmup_min_s").get<double>();
         it.stop = stop_from(b.at("stop"));
+        if (b.contains("early_verdict")) {
+            const auto& e = b.at("early_verdict");
+            it.early_verdict.enabled = true;
+            it.early_verdict.min_effect = e.at("min_effect").get<double>();
+            it.early_verdict.confidence = e.at("confidence").get<double>();
+            it.early_verdict.first_look = e.at("first_look").get<int>();
+            it.early_verdict.max_looks = e.at("max_looks").get<int>();
+            it.early_verdict.min_time_s = e.at("min_time_s").get<double>();
+        }
         x.bench.push_back(it);
     }
 }

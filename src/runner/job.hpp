@@ -14,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/dtype.hpp"
+#include "measure/early_verdict.hpp"
 #include "measure/stopping_rule.hpp"
 #include "spec/op_spec.hpp"
 
@@ -74,6 +75,9 @@ struct bench_item {
     int warmup_min_calls = 3;
     double warmup_min_s = 0.05;
     measure::stopping_config stop;
+    // ab phase: the shape stops once its verdict is settled (measure/early_verdict.hpp); in the
+    // job only when enabled ("early_verdict"), so older jobs and other phases read as off.
+    measure::early_verdict_config early_verdict;
 };
 
 // gate: gate cases; bench: bench items, candidate alone; ab: bench items, base_lib and

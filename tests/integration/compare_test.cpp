@@ -145,12 +145,37 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     EXPECT_EQ(overall.at("verdict"), "SLOWER");
     EXPECT_LT(overall.at("geomean_speedup").get<double>(), 0.8);
     EXPECT_LE(overall.at("ci_low").get<double>(), overall.at("geomean_speedup").get<double>());
+    // A SLOWER this clear is settled early (measure/early_verdict.hpp): a shape that stopped at a
+    // look stopped at 64 * 2^k samples per side, with the verdict the bootstrap then confirms.
+    int early = 0;
+    for (const auto& s : shapes) {
+        if (s.at("early_verdict").is_null()) continue;
+        ++early;
+        EXPECT_EQ(s.at("early_verdict"), s.at("verdict")) << s.dump();
+        const int n = s.at("base").at("n").get<int>();
+        EXPECT_EQ(n, s.at("candidate").at("n").get<int>());
+        EXPECT_TRUE(n % 64 == 0 && ((n / 64) & (n / 64 - 1)) == 0) << n;
+        EXPECT_TRUE(s.at("base_stop_reason") == "early_verdict" || s.at("candidate_stop_reason") == "early_verdict");
+    }
+    EXPECT_GE(early, 1);
     // The A/B runner's wall time holds every sample of both sides.
     double sampled_s = 0;
     for (const auto& s : shapes)
         for (const char* side : {"base_samples_ms", "candidate_samples_ms"})
             for (const auto& ms : s.at(side)) sampled_s += ms.get<double>() * 1e-3;
     EXPECT_GT(rec.at("timing_wall_s").get<double>(), sampled_s);
+}
+
+TEST(CompareTest, NoEarlyVerdictTimesEachSideToItsStoppingRule) {
+    auto args = compare_args(slow_fixture(), v1());
+    args.push_back("--no-early-verdict");
+    const auto r = run_kloop_in(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    for (const auto& s : r.record.at("shapes")) {
+        EXPECT_TRUE(s.at("early_verdict").is_null()) << s.dump();
+        EXPECT_NE(s.at("base_stop_reason"), "early_verdict");
+        EXPECT_EQ(s.at("verdict"), "SLOWER");
+    }
 }
 
 TEST(CompareTest, IdenticalVersionIsNotFaster) {

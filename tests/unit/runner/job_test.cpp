@@ -84,6 +84,21 @@ TEST(JobTest, AbJobRoundTripsThroughJson) {
     EXPECT_EQ(nlohmann::json(back), text);
 }
 
+TEST(JobTest, EarlyVerdictRoundTripsAndIsOffWhenAbsent) {
+    job j = sample_ab_job();
+    EXPECT_FALSE(nlohmann::json(j).at("bench").at(0).contains("early_verdict"));  // off: not written
+    EXPECT_FALSE(nlohmann::json(j).get<job>().bench[0].early_verdict.enabled);
+    j.bench[0].early_verdict = {true, 0.03, 0.9, 32, 8, 0.2};
+    const job back = nlohmann::json(j).get<job>();
+    const auto& e = back.bench[0].early_verdict;
+    EXPECT_TRUE(e.enabled);
+    EXPECT_DOUBLE_EQ(e.min_effect, 0.03);
+    EXPECT_DOUBLE_EQ(e.confidence, 0.9);
+    EXPECT_EQ(e.first_look, 32);
+    EXPECT_EQ(e.max_looks, 8);
+    EXPECT_DOUBLE_EQ(e.min_time_s, 0.2);
+}
+
 TEST(JobTest, AbJobWithoutBaseLibIsRejected) {
     nlohmann::json text = sample_ab_job();
     text.erase("base_lib");
