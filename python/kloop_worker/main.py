@@ -78,18 +78,17 @@ def _role(argv: Optional[List[str]]) -> str:
         return "worker-unknown"
 
 
-_ARGV: Optional[List[str]] = None  # this run's command line (after -m kloop_worker)
-
 # Set by fork_server.py in a forked child: this interpreter's modules were imported by the server.
 FORKED = False
 
 
-def leave_the_fork_if_needed(facts, argv: Optional[List[str]]) -> None:
+def leave_the_fork_if_needed(facts, argv: Optional[List[str]] = None) -> None:
     """A forked worker runs in an interpreter that imported triton with Triton's interpreter off
     (@triton.jit then yields compiled kernels, not interpreted ones, whatever TRITON_INTERPRET
     says later). When this run needs the interpreter (no visible GPU: environment.resolve set
     TRITON_INTERPRET=1), it replaces itself with a fresh interpreter running the same command
-    line: the same pid, streams and environment, so the server still reports its end."""
+    line (`argv`, else sys.argv[1:], which the server sets in its children as `python -m` does):
+    the same pid, streams and environment, so the server still reports its end."""
     if not (FORKED and facts.get("triton_interpret") and "triton" in sys.modules):
         return
     sys.stdout.flush()
@@ -99,8 +98,6 @@ def leave_the_fork_if_needed(facts, argv: Optional[List[str]]) -> None:
 
 
 def _main(argv: Optional[List[str]]) -> int:
-    global _ARGV
-    _ARGV = argv
     args = _parser().parse_args(argv)
     if args.probe:
         return probe(args)
@@ -136,7 +133,7 @@ def run_job(job, events) -> int:
         events.write({"event": "fatal", "message": "cannot read the library manifest '%s': %s" % (job.candidate_lib, e)})
         return 3
     facts = environment.resolve(settings.get("device", "auto"))
-    leave_the_fork_if_needed(facts, _ARGV)
+    leave_the_fork_if_needed(facts)
     if "environment_error" in facts:
         events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "worker": facts})
         events.write({"event": "fatal", "message": "cannot use the device: " + facts["environment_error"]})
@@ -182,7 +179,7 @@ def probe(args) -> int:
     from . import environment
 
     facts = environment.resolve(args.device)
-    leave_the_fork_if_needed(facts, _ARGV)
+    leave_the_fork_if_needed(facts)
     facts["protocol"] = PROTOCOL_VERSION
     if "environment_error" not in facts:
         from . import screen
