@@ -45,6 +45,7 @@ std::string first_line(const std::string& text) {
 json build_record::to_json() const {
     json j{{"ok", ok},
            {"cache_hit", cache_hit},
+           {"library_sha256", library_sha256},
            {"library", library.string()},
            {"key", key},
            {"argv", argv},
@@ -189,6 +190,8 @@ std::optional<json> cache_entry::find_hit() const {
         json deps = json::parse(platform::read_file(m_dir / "deps.json"));
         if (meta.value("schema_version", 0) != build_cache_schema_version || meta.value("key", std::string()) != m_key)
             return std::nullopt;
+        const auto lib_sha = meta.value("library_sha256", std::string());
+        if (lib_sha.empty() || platform::sha256_file(get_library()) != lib_sha) return std::nullopt;
         if (deps.value("schema_version", 0) != build_cache_schema_version || !deps.contains("deps"))
             return std::nullopt;
         for (const auto& d : deps.at("deps")) {
@@ -223,7 +226,7 @@ void cache_entry::invalidate() const {
     fs::remove(m_dir / "meta.json", ec);
 }
 
-void cache_entry::publish(const fs::path& built_library, const std::vector<std::string>& dep_paths,
+std::string cache_entry::publish(const fs::path& built_library, const std::vector<std::string>& dep_paths,
                           const fs::path& fallback_dep, json meta) const {
     json deps = json::array();
     std::vector<std::string> paths = dep_paths;
@@ -246,8 +249,10 @@ void cache_entry::publish(const fs::path& built_library, const std::vector<std::
                                 json{{"schema_version", build_cache_schema_version}, {"deps", deps}}.dump(1) + "\n");
     meta["schema_version"] = build_cache_schema_version;
     meta["key"] = m_key;
+    meta["library_sha256"] = platform::sha256_file(lib);
     if (!meta.contains("created")) meta["created"] = utc_now_iso8601();
     platform::write_file_atomic(m_dir / "meta.json", meta.dump(1) + "\n");
+    return meta["library_sha256"].get<std::string>();
 }
 
 scoped_file_cleanup::~scoped_file_cleanup() {
@@ -265,6 +270,7 @@ std::optional<build_record> cache_entry::find_hit_record() const {
         rec.ok = true;
         rec.cache_hit = true;
         rec.library = get_library();
+        rec.library_sha256 = meta->value("library_sha256", std::string());
         rec.entry_dir = get_dir();
         rec.key = get_key();
         rec.argv = meta->at("argv").get<std::vector<std::string>>();

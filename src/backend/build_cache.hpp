@@ -37,6 +37,9 @@ struct build_record {
     bool ok = false;
     bool cache_hit = false;
     std::filesystem::path library;  // <cache_dir>/build/<key>/lib.so (when ok)
+    // SHA-256 of lib.so as published; checked on every cache hit, and again by the runner on the
+    // sealed copy it loads (platform/sealed_copy.hpp). Empty for builds that make no library.
+    std::string library_sha256;
     std::string key;
     std::vector<std::string> argv;  // the compile command as run (for a hit: the original build's)
     std::string compiler;           // the path invoked (PATH-resolved)
@@ -99,8 +102,10 @@ public:
     [[nodiscard]] const std::string& get_key() const noexcept { return m_key; }
     [[nodiscard]] std::filesystem::path get_library() const { return m_dir / "lib.so"; }
 
-    // meta.json of a complete, valid entry (schema, key, lib.so present, every recorded
-    // dependency's SHA-256 unchanged), else nothing. Spawns no process; never throws.
+    // meta.json of a complete, valid entry (schema, key, lib.so present with the SHA-256 recorded
+    // when it was published, every recorded dependency's SHA-256 unchanged), else nothing: an
+    // entry whose library was changed after its build is rebuilt, never loaded. Spawns no
+    // process; never throws.
     [[nodiscard]] std::optional<nlohmann::json> find_hit() const;
     // find_hit() turned into the record of the original build (argv, compiler, diagnostics, and
     // for nvcc builds the target and ptxas report), marked cache_hit. Spawns no process; never throws.
@@ -121,9 +126,9 @@ public:
 
     // Moves `built_library` to lib.so, hashes every dependency (relative paths are relative to
     // the entry directory; an empty list records `fallback_dep`), writes deps.json, then
-    // meta.json = `meta` plus schema_version, key and created. Throws usage_error when the
-    // cache cannot be written.
-    void publish(const std::filesystem::path& built_library, const std::vector<std::string>& dep_paths,
+    // meta.json = `meta` plus schema_version, key, created and library_sha256. Returns the
+    // library's SHA-256. Throws usage_error when the cache cannot be written.
+    std::string publish(const std::filesystem::path& built_library, const std::vector<std::string>& dep_paths,
                  const std::filesystem::path& fallback_dep, nlohmann::json meta) const;
 
 private:

@@ -10,8 +10,8 @@
 // one-byte overrun is caught. Both zones hold a position-dependent canary pattern (bytes in
 // 0x80..0xFE, never 0x00 or 0xFF, so neither zeroing nor 0xFF poison nor a shifted copy of the
 // pattern looks intact). poison() fills the data with values a correct kernel must overwrite:
-// the dtype's quiet NaN for floats (f16 0x7E00, bf16 0x7FC0, f32 0x7FC00000, f64
-// 0x7FF8000000000000) and 0xFF in every byte for integers. Move-only.
+// 0xFF in every byte, a NaN in every float dtype and -1 in the integer ones, the same pattern a
+// device mirror gets from a memset. Move-only.
 //
 // Filling the data (zeros at construction, poison) runs in 1 MiB chunks on
 // thread_pool::shared(): for the hundreds of MB of a large GPU tensor this is also the first

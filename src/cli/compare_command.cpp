@@ -44,7 +44,7 @@ void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sub.add_option("--check-every", o.check_every,
-                   "Rounds N, 2N, 4N, ... give both sides new input values at the same addresses, checked")
+                   "A timed call of either side is compared with the reference with probability 1/N (drawn in the checker); 0: none")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
 }

@@ -19,6 +19,7 @@ struct iterate_config {
     std::string workspace;
     std::string candidate;
     std::string proposal;
+    bool allow_unconfined = false;
     eval::evaluation_options options;
     measure::ab_config ab;
 };
@@ -34,6 +35,9 @@ protected:
         add_bench_options(sub, m_cfg.options);
         add_profile_options(sub, m_profile);
         add_ab_options(sub, m_cfg.ab);
+        sub.add_flag("--allow-unconfined", m_cfg.allow_unconfined,
+                     "Promote a FASTER candidate that ran unconfined (the Python worker, a kernel without seccomp or "
+                     "Landlock); without it such a result is rejected (docs/security.md)");
     }
 
     int do_execute(const invocation& inv) override {
@@ -42,6 +46,7 @@ protected:
         req.workspace = resolve_workspace(m_cfg.workspace, runner);
         if (!m_cfg.candidate.empty()) req.candidate = m_cfg.candidate;
         req.proposal = m_cfg.proposal;
+        req.allow_unconfined = m_cfg.allow_unconfined;
         req.options = m_cfg.options;
         req.ab = m_cfg.ab;
         req.command_line = inv.argv;

@@ -68,7 +68,7 @@ protected:
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_option("--check-every", m_cfg.options.check_every,
-                       "Timed calls N, 2N, 4N, ... (and one after the last) get new input values at the same addresses, checked")
+                       "A timed call is compared with the reference with probability 1/N (drawn in the checker), and one more after the last; 0: none")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");

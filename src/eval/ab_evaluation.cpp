@@ -12,6 +12,7 @@
 #include "core/rng.hpp"
 #include "eval/call_judgement.hpp"
 #include "eval/candidate_integrity.hpp"
+#include "eval/isolation_checks.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
@@ -36,8 +37,7 @@ side_checks judge_checks(const runner::call_plan& plan, const json& checks) {
         const auto verdict = judge_call(plan, chk);
         if (verdict.pass) continue;
         if (c.failed++ == 0)
-            c.first_failure = "sample " + std::to_string(chk.value("sample", 0)) +
-                              " (new input values at the same addresses): " + verdict.reason;
+            c.first_failure = describe_timed_check(chk) + ": " + verdict.reason;
     }
     return c;
 }
@@ -119,6 +119,19 @@ void recheck_census_time(evaluation& ev, const std::vector<ab_shape_result>& sha
             ev.status = disposition::gate_failed;
             ev.reason = "integrity check 'census_time_vs_event' failed: " + fresh.detail;
         }
+    }
+}
+
+// The A/B's timer cross-check of one side replaces its evaluation's (skipped there: no bench);
+// a fail rejects that side, since its times are not its calls'.
+void hold_timer(evaluation& ev, const integrity_check& fresh) {
+    bool found = false;
+    for (auto& c : ev.integrity)
+        if (c.name == fresh.name) c = fresh, found = true;
+    if (!found) ev.integrity.push_back(fresh);
+    if (fresh.status == check_status::fail && ev.status == disposition::passed) {
+        ev.status = disposition::gate_failed;
+        ev.reason = "integrity check 'timer_cross_check' failed: " + fresh.detail;
     }
 }
 
@@ -300,6 +313,9 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     job.candidate_lib = r.candidate.candidate_build.library;
     job.base_lib = r.base.candidate_build.library;
     job.reference_lib = r.candidate.reference_build.library;
+    job.candidate_sha256 = r.candidate.candidate_build.library_sha256;
+    job.base_sha256 = r.base.candidate_build.library_sha256;
+    job.reference_sha256 = r.candidate.reference_build.library_sha256;
     const double timeout = options.timeout_s + static_cast<double>(job.bench.size()) * (2 * options.stop.max_time_s + 60.0);
     const auto session = run_runner(job, ctx.scratch_dir, timeout, ctx.commands);
     if (session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
@@ -331,6 +347,13 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     record_timed_checks(r.candidate, r.shapes, true);
     recheck_census_time(r.base, r.shapes, r.evict_bytes, false);
     recheck_census_time(r.candidate, r.shapes, r.evict_bytes, true);
+    const auto isolation = session_isolation(session.events);
+    for (auto [ev, side] : {std::pair<evaluation*, const char*>{&r.base, "base"}, {&r.candidate, "candidate"}}) {
+        ev->isolation = merge_isolation(ev->isolation, isolation);
+        hold_timer(*ev, timer_cross_check(job, session.events, side));
+        for (auto& c : ev->integrity)
+            if (c.name == "isolation") c = isolation_check(ev->isolation);
+    }
 
     std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs;
     for (const auto& s : r.shapes)

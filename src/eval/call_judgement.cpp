@@ -56,6 +56,20 @@ call_judgement judge_call(const runner::call_plan& plan, const nlohmann::json& r
                             (t ? check::format_index(check::unflatten(idx, t->shape)) : std::to_string(idx)) +
                             "); inputs must stay unchanged unless marked inout");
     }
+    // A call's record covers every output of its plan (a guard-only record, made after an
+    // unchecked timed call, covers red zones and inputs alone): a record without its
+    // comparisons cannot pass.
+    if (!r.value("guard_only", false)) {
+        const auto outs = r.value("outputs", nlohmann::json::array());
+        for (const auto& t : plan.outputs) {
+            bool found = false;
+            for (const auto& o : outs) found = found || (o.is_object() && o.value("name", std::string()) == t.name);
+            if (!found) {
+                first_reason(j, "the record of this call has no comparison for output '" + t.name + "'");
+                return j;
+            }
+        }
+    }
     for (const auto& o : r.value("outputs", nlohmann::json::array())) {
         output_report rep;
         rep.name = o.at("name").get<std::string>();
@@ -76,6 +90,14 @@ call_judgement judge_call(const runner::call_plan& plan, const nlohmann::json& r
         j.outputs.push_back(std::move(rep));
     }
     return j;
+}
+
+std::string describe_timed_check(const nlohmann::json& check) {
+    const int sample = check.value("sample", 0);
+    const std::string call = sample < 0 ? "warm-up call " + std::to_string(-1 - sample) : "timed call " + std::to_string(sample);
+    if (check.value("guard_only", false)) return call + " (red zones and inputs)";
+    if (check.value("final", false)) return call + " (the final check)";
+    return call + " (compared with the reference)";
 }
 
 }  // namespace kloop::eval

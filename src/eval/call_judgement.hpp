@@ -27,4 +27,8 @@ struct call_judgement {
 
 [[nodiscard]] call_judgement judge_call(const runner::call_plan& plan, const nlohmann::json& result);
 
+// Where a timed check happened, for reasons: "timed call 7 (compared with the reference)",
+// "warm-up call 2 (red zones and inputs)", "timed call 9 (the final check)".
+[[nodiscard]] std::string describe_timed_check(const nlohmann::json& check);
+
 }  // namespace kloop::eval

@@ -101,6 +101,7 @@ struct build_summary {
     bool ok = false;
     bool cache_hit = false;
     std::string library;
+    std::string library_sha256;            // as built; the runner loads only a copy with this hash
     std::vector<std::string> argv;
     std::string compiler_version;
     std::string diagnostics;
@@ -152,6 +153,11 @@ struct evaluation {
     // mangled for C++), in first-seen order — the kernel filter of `kloop profile`.
     std::map<std::string, std::vector<std::string>> census_kernels;
     gate_census census;                    // empty without a census (CPU, Python, no CUPTI)
+    // Where the candidate ran (runner/remote_executor isolation facts): a separate, confined
+    // process, or the Python worker's shared one; null when nothing ran. docs/security.md.
+    nlohmann::json isolation;
+    // Every layer of the confinement held in every runner process of this evaluation.
+    [[nodiscard]] bool is_confined() const { return isolation.is_object() && isolation.value("confined", false); }
 };
 
 }  // namespace kloop::eval

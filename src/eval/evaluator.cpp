@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "eval/call_judgement.hpp"
 #include "eval/candidate_integrity.hpp"
+#include "eval/isolation_checks.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
 #include "kloop/version.hpp"
@@ -32,6 +33,7 @@ build_summary summarize_build(const backend::cpu::build_record& r) {
     b.ok = r.ok;
     b.cache_hit = r.cache_hit;
     b.library = r.library.string();
+    b.library_sha256 = r.library_sha256;
     b.argv = r.argv;
     b.compiler_version = r.compiler_version;
     b.diagnostics = r.diagnostics;
@@ -210,8 +212,7 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
                     if (!verdict.pass) {
                         ++r.checks_failed;
                         if (r.first_check_failure.empty())
-                            r.first_check_failure = "sample " + std::to_string(chk.value("sample", 0)) +
-                                                    " (new input values at the same addresses): " + verdict.reason;
+                            r.first_check_failure = describe_timed_check(chk) + ": " + verdict.reason;
                     }
                 }
                 r.ok = r.checks_failed == 0 && r.stats_s.has_value();
@@ -350,6 +351,8 @@ evaluation evaluate(const evaluation_context& ctx) {
     auto gate_job = build_gate_job(ctx.spec, ctx.options, seeds);
     gate_job.candidate_lib = cand_build.library.string();
     gate_job.reference_lib = ref_build.library.string();
+    gate_job.candidate_sha256 = cand_build.library_sha256;
+    gate_job.reference_sha256 = ref_build.library_sha256;
     gate_job.candidate_device = cand_device;
     gate_job.reference_device = ref_device;
     const auto gate_session = run_runner(gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands);
@@ -357,6 +360,8 @@ evaluation evaluate(const evaluation_context& ctx) {
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
     ev.census_kernels = census_kernel_names(gate_job, gate_session.events);
+    ev.isolation = session_isolation(gate_session.events);
+    integrity_check timer_check{"timer_cross_check", check_status::skipped, "bench not run"};
     ev.census = gather_gate_census(gate_job, gate_session.events);
 
     // Candidate-level integrity checks (eval/candidate_integrity.hpp): what the library imports
@@ -377,6 +382,8 @@ evaluation evaluate(const evaluation_context& ctx) {
                                       : imported_symbols_check(cand_build.library);
     auto add_candidate_checks = [&](evaluation& e) {
         e.integrity.push_back(imports_check);
+        e.integrity.push_back(isolation_check(e.isolation));
+        e.integrity.push_back(timer_check);
         if (python)
             e.integrity.push_back(
                 from_python(backend::python::numeric_flags_check({&gate_session.events, &python_bench_events})));
@@ -413,6 +420,8 @@ evaluation evaluate(const evaluation_context& ctx) {
         auto bench_job = build_bench_job(ctx.spec, ctx.options, derive_seed(drawn, "bench"), evict);
         bench_job.candidate_lib = gate_job.candidate_lib;
         bench_job.reference_lib = gate_job.reference_lib;
+        bench_job.candidate_sha256 = gate_job.candidate_sha256;
+        bench_job.reference_sha256 = gate_job.reference_sha256;
         bench_job.candidate_device = gate_job.candidate_device;
         bench_job.reference_device = gate_job.reference_device;
         // Per item: the timed cap plus room for the host-side work around it (input generation,
@@ -423,6 +432,8 @@ evaluation evaluate(const evaluation_context& ctx) {
         const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands);
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
+        ev.isolation = merge_isolation(ev.isolation, session_isolation(bench_session.events));
+        timer_check = timer_cross_check(bench_job, bench_session.events);
         if (python) python_bench_events = bench_session.events;
         if (!ev.bench.ok) {
             ev.status = disposition::gate_failed;

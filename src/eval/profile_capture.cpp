@@ -189,6 +189,8 @@ profile_capture capture_profile(const evaluation_context& ctx, const profile_req
     if (!cand_build.ok) return finish("failed", "the candidate failed to build");
     job.candidate_lib = cand_build.library.string();
     job.reference_lib = ref_build.library.string();
+    job.candidate_sha256 = cand_build.library_sha256;
+    job.reference_sha256 = ref_build.library_sha256;
     job.candidate_device = backend::plan_source(ctx.spec.backend, ctx.candidate, backend::source_role::candidate).device;
     job.reference_device =
         backend::plan_source(ctx.spec.backend, ctx.spec.reference, backend::source_role::reference).device;

@@ -2,6 +2,8 @@
 #include "eval/runner_session.hpp"
 
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "backend/build_dispatch.hpp"
 #include "backend/python/fork_server.hpp"
@@ -27,7 +29,33 @@ std::string tail_lines(const std::string& text, std::size_t max_lines) {
 
 }  // namespace
 
+std::string find_inconsistency(const std::vector<nlohmann::json>& events) {
+    std::map<std::string, std::set<int>> results;  // result event kind → ids seen
+    std::set<int> started;
+    bool done = false;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const auto& e = events[i];
+        const auto kind = e.value("event", std::string());
+        if (done) return "a line after the runner's \"done\" (" + (kind.empty() ? std::string("?") : kind) + ")";
+        if (i == 0 && kind != "start" && kind != "fatal") return "the first line is not the runner's \"start\"";
+        if (i > 0 && kind == "start") return "a second \"start\"";
+        if (kind == "done") done = true;
+        const bool is_result = kind == "case_result" || kind == "bench_result" || kind == "ab_result" || kind == "profile_result";
+        const bool is_start = kind == "case_start" || kind == "bench_start" || kind == "ab_start" || kind == "profile_start";
+        if (!is_result && !is_start) continue;
+        if (!e.contains("id") || !e.at("id").is_number_integer()) return "a " + kind + " without an id";
+        const int id = e.at("id").get<int>();
+        if (is_start && !started.insert(id).second) return "a second " + kind + " for id " + std::to_string(id);
+        if (is_result) {
+            if (started.count(id) == 0) return "a " + kind + " for id " + std::to_string(id) + " that never started";
+            if (!results[kind].insert(id).second) return "a second " + kind + " for id " + std::to_string(id);
+        }
+    }
+    return {};
+}
+
 std::string runner_session::describe_failure() const {
+    if (!inconsistency.empty()) return "the runner's records are inconsistent: " + inconsistency;
     if (!fatal.empty()) return fatal;
     if (!process.started) return process.describe();
     if (process.timed_out || process.term_signal != 0 || process.interrupted) return process.describe();
@@ -74,15 +102,29 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
 
     std::ifstream in(events_path);
     std::string line;
+    std::vector<nlohmann::json> raw;
+    bool torn = false;
     while (std::getline(in, line)) {
         if (line.empty()) continue;
+        if (torn) {  // a line after a torn one: not a runner that died mid-write
+            s.inconsistency = "a malformed line in the middle of the events";
+            break;
+        }
         auto ev = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (ev.is_discarded()) break;  // a torn last line: the runner died mid-write
+        if (ev.is_discarded() || !ev.is_object()) {
+            torn = true;  // a torn last line: the runner died mid-write
+            continue;
+        }
+        raw.push_back(std::move(ev));
+    }
+    if (s.inconsistency.empty()) s.inconsistency = find_inconsistency(raw);
+    for (auto& ev : raw) {
         const auto kind = ev.value("event", "");
         if (kind == "done") s.finished = true;
         if (kind == "fatal") s.fatal = ev.value("message", "");
         s.events.push_back(std::move(ev));
     }
+    if (!s.inconsistency.empty()) s.finished = false;
     if (std::filesystem::exists(log_path)) {
         std::string log;
         try {

@@ -25,10 +25,18 @@ struct runner_session {
     bool finished = false;                 // the runner wrote its "done" event
     std::string fatal;                     // the runner's "fatal" message, if any
     std::string output_tail;               // last lines of the runner's stdout+stderr (candidate prints)
+    // Why the events cannot be the record of one honest run (find_inconsistency), or empty. A
+    // session with one is never finished, and its failure says why.
+    std::string inconsistency;
 
     // "killed by SIGSEGV (signal 11)", "timed out after 5.0 s", "exited with 2: …" — empty when fine.
     [[nodiscard]] std::string describe_failure() const;
 };
+
+// The first way `events` (in file order) breaks the protocol, or "" when they keep it: the first
+// line is "start" and only it; nothing follows "done"; every result (case, bench, A/B, profile)
+// follows its own start event and comes once per id. Forged or replayed lines break one of these.
+[[nodiscard]] std::string find_inconsistency(const std::vector<nlohmann::json>& events);
 
 // `wrapper`: argv words put before the runner's own (the profile phase runs it under ncu); the
 // runner's output then also holds the wrapper's, and both go to the log.

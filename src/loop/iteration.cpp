@@ -99,7 +99,14 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     ab.command_line = req.command_line;
     ab.candidate.candidate = candidate.string();
     ab.candidate.command_line = req.command_line;
-    const auto cls = classify(ab, version_label(*best));
+    auto cls = classify(ab, version_label(*best));
+    if (cls.status == iteration_status::positive && !ab.candidate.is_confined() && !req.allow_unconfined) {
+        cls.status = iteration_status::rejected;
+        cls.kind = rejection_kind::integrity;
+        cls.reason = "not promoted: " + cls.reason + ", but the candidate ran unconfined (" +
+                     ab.candidate.isolation.value("detail", std::string("see its isolation check")) +
+                     "); --allow-unconfined promotes it";
+    }
     fault_point("iterate.compared");
 
     r.status = cls.status;

@@ -39,6 +39,9 @@ struct iterate_request {
     std::vector<std::string> command_line;
     std::filesystem::path memory_db;
     profile_options profile;                         // the profile step (loop/version_profile.hpp)
+    // Promote a FASTER candidate whose evaluation was not confined (docs/security.md); without it
+    // such an iteration is rejected (integrity), since its numbers are the candidate's to forge.
+    bool allow_unconfined = false;
 };
 
 struct iterate_outcome {

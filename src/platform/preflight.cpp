@@ -1,6 +1,8 @@
 // kloop platform: preflight facts (see preflight.hpp).
 #include "platform/preflight.hpp"
 
+#include "platform/confinement.hpp"
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -424,6 +426,13 @@ preflight_report run_preflight(command_runner_base& commands, const preflight_op
     r.host_cpu = cpu_model();
     r.logical_cpus = logical_cpus();
     r.cuda_support_built_in = o.cuda_support_built_in;
+    const auto confinement = probe_confinement();
+    r.seccomp_available = confinement.seccomp;
+    r.landlock_abi = confinement.landlock_abi;
+    if (!confinement.seccomp || confinement.landlock_abi == 0)
+        r.warnings.push_back("candidates cannot be fully confined here (" + confinement.detail +
+                             "): every result is marked unconfined and the loop promotes it only with "
+                             "--allow-unconfined (docs/security.md)");
 
     // Tools.
     r.tools.push_back(probe_tool(commands, "nvcc", {"--version"}, o.tool_timeout_s));
@@ -614,6 +623,7 @@ json to_json(const preflight_report& r) {
               {"python", {{"torch", r.torch_version}, {"torch_cuda", r.torch_cuda}, {"triton", r.triton_version}}},
               {"cupti_library", r.cupti_library},
               {"profiling", {{"available", r.profiling_available}, {"reason", r.profiling_reason}}},
+              {"confinement", {{"seccomp", r.seccomp_available}, {"landlock_abi", r.landlock_abi}}},
               {"warnings", r.warnings}};
     return j;
 }
@@ -654,6 +664,8 @@ std::string to_markdown(const preflight_report& r) {
     s += fmt::format("| triton | | {} |\n", r.triton_version.empty() ? "not importable" : r.triton_version);
     s += fmt::format("| CUPTI (kernel census) | {} | |\n", r.cupti_library.empty() ? "not found" : r.cupti_library);
     s += "\n## Profiling\n\n" + std::string(r.profiling_available ? "available: " : "") + r.profiling_reason + "\n";
+    s += fmt::format("\n## Confinement of candidates\n\nseccomp: {} · Landlock ABI: {}\n",
+                     r.seccomp_available ? "yes" : "no", r.landlock_abi > 0 ? std::to_string(r.landlock_abi) : "none");
     if (!r.warnings.empty()) {
         s += "\n## Warnings\n\n";
         for (const auto& w : r.warnings) s += "- " + w + "\n";

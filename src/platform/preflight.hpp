@@ -98,6 +98,9 @@ struct preflight_report {
     std::string cupti_library;           // the path the kernel census would load, "" if none
     bool profiling_available = false;
     std::string profiling_reason;        // why not, or "ncu <version> at <path>"
+    // What the kernel offers to confine candidates (platform/confinement.hpp, docs/security.md).
+    bool seccomp_available = false;
+    int landlock_abi = 0;
     std::vector<std::string> warnings;
 };
 

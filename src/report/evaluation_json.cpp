@@ -149,7 +149,9 @@ json to_json(const eval::evaluation& e) {
             {"build", {{"candidate", build_json(e.candidate_build)}, {"reference", build_json(e.reference_build)}}},
             {"gate", gate_json(e.gate)},
             {"bench", bench_json(e.bench)},
-            {"integrity", integrity}};
+            {"integrity", integrity},
+            {"isolation", e.isolation},
+            {"confined", e.is_confined()}};
     if (e.blackbox) j["blackbox"] = blackbox::to_json(*e.blackbox);  // docs/blackbox.md, "Record"
     return j;
 }

@@ -39,8 +39,6 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     // The input sets, built exactly as the bench builds them; both sides use the same ones.
     const int n_sets = std::max(1, b.input_sets);
     std::vector<std::unique_ptr<call_buffers>> sets;
-    call_buffers spare(plan, ex.reference);
-    spare.fill_inputs(derive_seed(b.seed, "spare"));
     for (int k = 0; k < n_sets; ++k) {
         sets.push_back(std::make_unique<call_buffers>(plan, exec));
         if (k == 0) sets.back()->fill_inputs(derive_seed(b.seed, "set0"));
@@ -48,10 +46,14 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
         sets.back()->prepare();
     }
     call_buffers ref(plan, ex.reference);
+    // One preparation for both sides: every call of either is prepared alike (call_checks.hpp).
+    call_preparation prep(b, plan);
     std::uint64_t next_set = 0;  // one rotation over every call of both sides
     auto take_set = [&]() -> call_buffers& { return *sets[static_cast<std::size_t>(next_set++ % static_cast<std::uint64_t>(n_sets))]; };
 
     std::array<std::vector<double>, 2> samples;
+    std::array<json, 2> windows = {json::array(), json::array()};  // the checker's clock per kept sample
+    std::array<json, 2> checks = {json::array(), json::array()};
     auto fail = [&](const char* where, int side, std::size_t sample, const call_outcome& out) {
         json e = {{"event", "ab_result"},        {"id", b.id},
                   {"error", where},              {"side", side_name(side)},
@@ -74,9 +76,14 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
         for (int pos = 0; pos < 2; ++pos) {
             const int side = side_at(r, pos);
             auto& set = take_set();
+            prep.before_call(set);
             call_outcome out;
             warm_s[static_cast<std::size_t>(side)] += exec.time_call(fn[static_cast<std::size_t>(side)], set.get_args(), out);
             if (!out.ok()) return fail("warmup", side, static_cast<std::size_t>(warm[static_cast<std::size_t>(side)]), out);
+            if (auto g = guard_facts(out, set); !g.is_null()) {
+                g["sample"] = -1 - warm[static_cast<std::size_t>(side)];
+                checks[static_cast<std::size_t>(side)].push_back(std::move(g));
+            }
             ++warm[static_cast<std::size_t>(side)];
         }
     }
@@ -84,7 +91,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     ev.write({{"event", "stage"}, {"id", b.id}, {"stage", "timing"}});
     std::array<measure::stopping_rule, 2> rule = {measure::stopping_rule(b.stop), measure::stopping_rule(b.stop)};
     std::array<measure::stop_reason, 2> stopped = {measure::stop_reason::not_done, measure::stop_reason::not_done};
-    std::array<json, 2> checks = {json::array(), json::array()};
+    std::array<int, 2> checked_calls = {0, 0};
     std::string item_stop = "both_done";
     std::string early;  // the verdict that ended the item early, if one did
     std::array<int, 2> discarded = {0, 0};
@@ -100,19 +107,11 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
         }
         if (capped) break;
 
-        const bool checked = b.is_checked_sample(r, static_cast<int>(checks[0].size()));
         for (int pos = 0; pos < 2; ++pos) {
             const int side = side_at(r, pos);
             const auto si = static_cast<std::size_t>(side);
             auto& set = take_set();
-            if (checked) {
-                // New values at the same addresses, as in the bench: a side that caches on
-                // pointers or skips work after the first call produces stale outputs here.
-                set.fill_inputs_shifted(spare, derive_seed(b.seed, std::string("check-") + side_name(side) + "-" +
-                                                                       std::to_string(r)));
-                set.poison_outputs();
-                set.prepare();
-            }
+            prep.before_call(set);
             call_outcome out;
             double dt = 0;
             const auto sample_start = std::chrono::steady_clock::now();
@@ -132,15 +131,18 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             }
             if (!out.ok()) return fail("sample", side, samples[si].size(), out);
             samples[si].push_back(dt);
+            if (const json info = exec.last_sample_info(); info.is_object() && info.contains("window_s"))
+                windows[si].push_back(info.at("window_s"));
             rule[si].add(dt, std::chrono::duration<double>(std::chrono::steady_clock::now() - sample_start).count());
             if (stopped[si] == measure::stop_reason::not_done && rule[si].is_done()) stopped[si] = rule[si].get_state();
-            if (checked) {
-                set.collect();
-                ref.copy_inputs_from(set);
-                const int ref_rc = run_reference(ex.reference, fns.reference, ref);
-                json facts = call_facts(out, set, ref, ref_rc);
+            if (checked_calls[si] < b.max_checks && prep.draw_checked()) {
+                ++checked_calls[si];
+                json facts = checked_facts(out, set, ref, ex, fns.reference);
                 facts["sample"] = samples[si].size() - 1;
                 checks[si].push_back(std::move(facts));
+            } else if (auto g = guard_facts(out, set); !g.is_null()) {
+                g["sample"] = samples[si].size() - 1;
+                checks[si].push_back(std::move(g));
             }
         }
         // Both sides have the same count after a round: a look, once each has its minimum time.
@@ -174,7 +176,11 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
               {"flush_bytes", b.flush_bytes},
               {"base_discarded_samples", discarded[0]},
               {"candidate_discarded_samples", discarded[1]},
-              {"early_verdict", early.empty() ? json(nullptr) : json(early)}});
+              {"early_verdict", early.empty() ? json(nullptr) : json(early)},
+              {"base_windows_s", windows[0]},
+              {"candidate_windows_s", windows[1]},
+              {"base_checked_calls", checked_calls[0]},
+              {"candidate_checked_calls", checked_calls[1]}});
 }
 
 }  // namespace kloop::runner

@@ -1,6 +1,8 @@
 // kloop runner: buffers and kl_args for one call.
 #include "runner/call_buffers.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "check/input_generator.hpp"
@@ -51,7 +53,7 @@ call_buffers::call_buffers(const call_plan& plan, executor_base& exec) : m_plan(
     for (const auto& [name, value] : plan.dims) m_dim_names.push_back(name);
     std::size_t i = 0;
     for (const auto& [name, value] : plan.dims) m_dims.push_back(kl_dim{m_dim_names[i++].c_str(), value});
-    if (!m_exec.is_host()) {
+    if (m_exec.needs_mirrors()) {
         try {
             for (auto& b : m_inputs) m_device_in.push_back(m_exec.allocate(b.get_block_bytes()));
             for (auto& b : m_outputs) m_device_out.push_back(m_exec.allocate(b.get_block_bytes()));
@@ -120,16 +122,45 @@ void call_buffers::pristine_values::copy_to(void* dst) const {
     auto* d = static_cast<unsigned char*>(dst);
     parallel_memcpy(d, base->data() + shift_bytes, n - shift_bytes);
     parallel_memcpy(d + (n - shift_bytes), base->data(), shift_bytes);
+    for (const auto& [off, bytes] : patches) std::memcpy(d + off, bytes.data(), bytes.size());
+}
+
+// The base's bytes (rotated) against now[from, to).
+std::size_t call_buffers::pristine_values::first_difference_in(const unsigned char* now, std::size_t from,
+                                                               std::size_t to) const {
+    const std::size_t n = base->size();
+    const std::size_t head = n - shift_bytes;  // now[k] = base[k + shift] for k < head
+    auto cmp = [](const unsigned char* a, const unsigned char* b, std::size_t len) -> std::size_t {
+        if (len >= (std::size_t{1} << 20)) return parallel_first_difference(a, b, len);
+        for (std::size_t k = 0; k < len; ++k)
+            if (a[k] != b[k]) return k;
+        return len;
+    };
+    if (from < head) {
+        const std::size_t end = std::min(to, head);
+        const std::size_t d = cmp(now + from, base->data() + shift_bytes + from, end - from);
+        if (d < end - from) return from + d;
+        from = end;
+    }
+    if (from < to) {
+        const std::size_t d = cmp(now + from, base->data() + (from - head), to - from);
+        if (d < to - from) return from + d;
+    }
+    return to;
 }
 
 std::size_t call_buffers::pristine_values::first_difference(const void* now) const {
     if (!base) never_filled();
     const std::size_t n = base->size();
     const auto* p = static_cast<const unsigned char*>(now);
-    const std::size_t head = n - shift_bytes;
-    const std::size_t a = parallel_first_difference(p, base->data() + shift_bytes, head);
-    if (a < head) return a;
-    return head + parallel_first_difference(p + head, base->data(), shift_bytes);
+    std::size_t cursor = 0;
+    for (const auto& [off, bytes] : patches) {
+        if (const std::size_t d = first_difference_in(p, cursor, off); d < off) return d;
+        for (std::size_t k = 0; k < bytes.size(); ++k)
+            if (p[off + k] != bytes[k]) return off + k;
+        cursor = off + bytes.size();
+    }
+    return first_difference_in(p, cursor, n);
 }
 
 void call_buffers::remember_pristine(std::size_t i) {
@@ -138,6 +169,7 @@ void call_buffers::remember_pristine(std::size_t i) {
     if (!p.base || p.base.use_count() > 1) p.base = std::make_shared<std::vector<unsigned char>>();
     p.base->resize(m_inputs[i].bytes());
     p.shift_bytes = 0;
+    p.patches.clear();
     parallel_memcpy(p.base->data(), m_inputs[i].data(), m_inputs[i].bytes());
 }
 
@@ -166,7 +198,7 @@ void call_buffers::fill_inputs_shifted(const call_buffers& source, std::uint64_t
             // have changed), rotated once more: the same base, the shifts added.
             const auto& src = source.m_pristine[i];
             const std::size_t bytes = m_inputs[i].bytes();
-            m_pristine[i] = {src.base, (src.shift_bytes + shift * size_bytes(t.type)) % bytes};
+            m_pristine[i] = {src.base, (src.shift_bytes + shift * size_bytes(t.type)) % bytes, {}};
             m_pristine[i].copy_to(m_inputs[i].data());
         }
     }
@@ -174,6 +206,93 @@ void call_buffers::fill_inputs_shifted(const call_buffers& source, std::uint64_t
 
 void call_buffers::poison_outputs() {
     for (auto& o : m_outputs) o.poison();
+}
+
+namespace {
+
+bool draws_independently(spec::init_kind kind) {
+    return kind == spec::init_kind::normal || kind == spec::init_kind::uniform || kind == spec::init_kind::randint ||
+           kind == spec::init_kind::logsigmoid_normal;
+}
+
+// Beyond this many patched elements an input's remembered values are folded into a new base.
+constexpr std::size_t k_max_patches = 4096;
+
+}  // namespace
+
+void call_buffers::prepare_call() {
+    if (!m_exec.needs_mirrors()) {
+        poison_outputs();
+        for (auto& b : m_inputs) b.reset_redzones();
+        for (auto& b : m_outputs) b.reset_redzones();
+        return;
+    }
+    for_each_buffer([&](check::guarded_buffer& b, void*& dev) {
+        b.reset_redzones();
+        auto* d = static_cast<unsigned char*>(dev);
+        const std::size_t front = b.get_front_bytes();
+        m_exec.upload(d, b.get_block(), front);
+        m_exec.upload(d + front + b.bytes(), b.get_block() + front + b.bytes(), b.get_redzone_bytes());
+    });
+    for (std::size_t i = 0; i < m_outputs.size(); ++i)
+        m_exec.fill(static_cast<unsigned char*>(m_device_out[i]) + m_outputs[i].get_front_bytes(), 0xFF,
+                    m_outputs[i].bytes());
+}
+
+void call_buffers::perturb_inputs(std::uint64_t seed, int count) {
+    if (count <= 0) return;
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        const auto& t = m_plan.inputs[i];
+        const auto n = static_cast<std::uint64_t>(t.numel());
+        if (!draws_independently(m_inits[i].kind) || n < 2) continue;
+        const std::size_t elem = size_bytes(t.type);
+        const auto k = static_cast<std::int64_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(count), n));
+        std::vector<unsigned char> fresh(static_cast<std::size_t>(k) * elem);
+        check::fill_input(m_inits[i], t.type, fresh.data(), k, m_plan.dims, derive_seed(seed, t.name + "/values"));
+        rng r(derive_seed(seed, t.name + "/positions"));
+        auto& pristine = m_pristine[i];
+        if (pristine.patches.size() >= k_max_patches) {  // fold the patches into a base of its own
+            auto folded = std::make_shared<std::vector<unsigned char>>(pristine.base->size());
+            pristine.copy_to(folded->data());
+            pristine = {std::move(folded), 0, {}};
+        }
+        auto* data = static_cast<unsigned char*>(m_inputs[i].data());
+        for (std::int64_t e = 0; e < k; ++e) {
+            const std::size_t off = static_cast<std::size_t>(r.next_below(n)) * elem;
+            const unsigned char* v = fresh.data() + static_cast<std::size_t>(e) * elem;
+            std::memcpy(data + off, v, elem);
+            pristine.patches[off].assign(v, v + elem);
+            if (m_exec.needs_mirrors())
+                m_exec.upload(static_cast<unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes() + off,
+                              data + off, elem);
+        }
+    }
+}
+
+void call_buffers::restore_inout_inputs() {
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        if (!m_plan.inputs[i].inout) continue;
+        m_pristine[i].copy_to(m_inputs[i].data());
+        if (m_exec.needs_mirrors())
+            m_exec.upload(static_cast<unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(), m_inputs[i].data(),
+                          m_inputs[i].bytes());
+    }
+}
+
+bool call_buffers::guards_cover_inputs() const { return !m_exec.needs_mirrors() || m_exec.has_cheap_readback(); }
+
+void call_buffers::collect_guards() {
+    if (!m_exec.needs_mirrors()) return;
+    for_each_buffer([&](check::guarded_buffer& b, void*& dev) {
+        const auto* d = static_cast<const unsigned char*>(dev);
+        const std::size_t front = b.get_front_bytes();
+        m_exec.download(b.get_block(), d, front);
+        m_exec.download(b.get_block() + front + b.bytes(), d + front + b.bytes(), b.get_redzone_bytes());
+    });
+    if (m_exec.has_cheap_readback())
+        for (std::size_t i = 0; i < m_inputs.size(); ++i)
+            m_exec.download(m_inputs[i].data(), static_cast<const unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(),
+                            m_inputs[i].bytes());
 }
 
 std::uint64_t call_buffers::get_input_bytes() const {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,26 @@ public:
     void fill_inputs_shifted(const call_buffers& source, std::uint64_t seed);
     void poison_outputs();
 
+    // Before every call the candidate sees (gate, warm-up, timed samples, checks): outputs
+    // poisoned and every red zone rewritten where the candidate's buffers live (in place on the
+    // host, by a fill and small copies on a mirror). Inputs are left as they are. The same
+    // bytes and the same work before every call, so no call looks like a checked one.
+    void prepare_call();
+    // New values for a few scattered elements of every input whose initialiser draws elements
+    // independently: `count` positions drawn from `seed`, each given a fresh draw from the
+    // initialiser, written in place (and into the mirror) and remembered as the values the call
+    // must see. Made before every bench call, so no two calls see the same input bytes: a cache
+    // keyed on the inputs' contents never hits, and one keyed on part of them (a prefix, a
+    // sparse sample) returns stale outputs that a checked call catches.
+    void perturb_inputs(std::uint64_t seed, int count);
+    // Inputs marked inout get their remembered values back (host copy and mirror).
+    void restore_inout_inputs();
+    // After an unchecked call: copy back every red zone and, when the mirror is cheap to read
+    // (host memory), the inputs, so find_red_zone_violations / find_changed_inputs see this call.
+    // Outputs are not copied (they are compared on checked calls only).
+    void collect_guards();
+    [[nodiscard]] bool guards_cover_inputs() const;
+
     [[nodiscard]] const kl_args& get_args() const noexcept { return m_args; }
     [[nodiscard]] const call_plan& get_plan() const noexcept { return m_plan; }
     [[nodiscard]] const check::guarded_buffer& get_output(std::size_t i) const { return m_outputs.at(i); }
@@ -89,10 +110,15 @@ private:
     struct pristine_values {
         std::shared_ptr<std::vector<unsigned char>> base;
         std::size_t shift_bytes = 0;
+        // Elements given new values since (perturb_inputs): byte offset → the element's bytes.
+        std::map<std::size_t, std::vector<unsigned char>> patches;
         // Writes the values into dst (base.size() bytes).
         void copy_to(void* dst) const;
         // Offset of the first byte of `now` that differs from the values, or base.size().
         [[nodiscard]] std::size_t first_difference(const void* now) const;
+
+    private:
+        [[nodiscard]] std::size_t first_difference_in(const unsigned char* now, std::size_t from, std::size_t to) const;
     };
     std::vector<pristine_values> m_pristine;
     std::vector<kl_tensor> m_in_tensors;

@@ -60,6 +60,43 @@ call_outcome run_checked(executor_base& exec, entry_fn f, call_buffers& buf) {
     return out;
 }
 
+call_preparation::call_preparation(const bench_item& b, const call_plan& plan)
+    : m_seed(derive_seed(b.seed, "prepare")),
+      m_draw(derive_seed(b.seed, "check-draw")),
+      m_check_every(b.check_every),
+      m_perturb(b.perturb_elements) {
+    for (const auto& t : plan.inputs) m_has_inout = m_has_inout || t.inout;
+}
+
+void call_preparation::before_call(call_buffers& set) {
+    if (m_has_inout) set.restore_inout_inputs();
+    set.perturb_inputs(derive_seed(m_seed, std::to_string(m_calls++)), m_perturb);
+    set.prepare_call();
+}
+
+bool call_preparation::draw_checked() {
+    return m_check_every > 0 && m_draw.next_below(static_cast<std::uint64_t>(m_check_every)) == 0;
+}
+
+json guard_facts(const call_outcome& out, call_buffers& set) {
+    set.collect_guards();
+    const auto red = set.find_red_zone_violations();
+    const auto changed = set.guards_cover_inputs() ? set.find_changed_inputs() : std::vector<input_change>{};
+    if (red.empty() && changed.empty()) return nullptr;
+    return {{"return_code", out.return_code},
+            {"guard_only", true},
+            {"changed_inputs", changed_inputs_json(changed)},
+            {"red_zone_violations", red_zone_json(red)},
+            {"outputs", json::array()}};
+}
+
+json checked_facts(const call_outcome& out, call_buffers& set, call_buffers& ref, const executors& ex, entry_fn reference) {
+    set.collect();
+    ref.copy_inputs_from(set);
+    const int ref_rc = run_reference(ex.reference, reference, ref);
+    return call_facts(out, set, ref, ref_rc);
+}
+
 int run_reference(executor_base& exec, entry_fn f, call_buffers& ref) {
     ref.poison_outputs();
     const auto out = run_checked(exec, f, ref);

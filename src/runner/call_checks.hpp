@@ -7,12 +7,15 @@
 // orchestrator judges (eval/call_judgement). Internal to src/runner: not part of the job format.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/rng.hpp"
 #include "runner/call_buffers.hpp"
 #include "runner/executor.hpp"
+#include "runner/job.hpp"
 
 namespace kloop::runner {
 
@@ -43,6 +46,39 @@ struct executors {
                                         int ref_rc);
 
 [[nodiscard]] bool outputs_bitwise_equal(const call_buffers& a, const call_buffers& b);
+
+// What happens before every call a candidate sees in the bench and A/B loops, and which timed
+// calls are checked (docs/measurement.md, "Every call alike"):
+//   - inout inputs get their remembered values back (the previous call may have changed them);
+//   - a few scattered input elements get fresh values (call_buffers::perturb_inputs), so no two
+//     calls see the same input bytes;
+//   - outputs are poisoned and red zones rewritten (call_buffers::prepare_call).
+// draw_checked() is a Bernoulli draw with probability 1/check_every from a generator seeded
+// with the bench item's seed: it runs in the checker, which the candidate's process cannot
+// read, after the call has returned — nothing before a call depends on it.
+class call_preparation {
+public:
+    call_preparation(const bench_item& b, const call_plan& plan);
+    void before_call(call_buffers& set);
+    [[nodiscard]] bool draw_checked();
+
+private:
+    std::uint64_t m_seed;
+    std::uint64_t m_calls = 0;
+    rng m_draw;
+    int m_check_every;
+    int m_perturb;
+    bool m_has_inout = false;
+};
+
+// After an unchecked call: its red zones (and inputs, where reading them back is cheap) —
+// null when intact, else facts marked "guard_only" for the orchestrator's judgement.
+[[nodiscard]] nlohmann::json guard_facts(const call_outcome& out, call_buffers& set);
+
+// After a checked call: outputs back to the host, the reference on the same input values, and
+// the call's raw facts.
+[[nodiscard]] nlohmann::json checked_facts(const call_outcome& out, call_buffers& set, call_buffers& ref,
+                                           const executors& ex, entry_fn reference);
 
 // Runs `f` on `buf`'s device and brings the results back to the host copy.
 call_outcome run_checked(executor_base& exec, entry_fn f, call_buffers& buf);

@@ -37,6 +37,13 @@ public:
 
     [[nodiscard]] kl_device get_device() const { return do_get_device(); }
     [[nodiscard]] bool is_host() const { return get_device() == KL_HOST; }
+    // Whether call buffers need mirrors (allocate / upload / download) or are used in place. The
+    // host executor uses them in place; a device executor, and the remote executor that reaches
+    // the candidate in another process (runner/remote_executor.hpp), need mirrors.
+    [[nodiscard]] bool needs_mirrors() const { return do_needs_mirrors(); }
+    // Whether reading a mirror back costs no more than a host memcpy (the remote executor's
+    // shared host memory), so inputs can be verified after every call, not only checked ones.
+    [[nodiscard]] bool has_cheap_readback() const { return do_has_cheap_readback(); }
     [[nodiscard]] void* get_stream() const { return do_get_stream(); }
 
     // Device mirrors (never called by the host executor's users: host buffers are used in place).
@@ -44,6 +51,9 @@ public:
     void release(void* device_ptr) noexcept { do_release(device_ptr); }
     void upload(void* device_dst, const void* host_src, std::size_t bytes) { do_upload(device_dst, host_src, bytes); }
     void download(void* host_dst, const void* device_src, std::size_t bytes) { do_download(host_dst, device_src, bytes); }
+    // Sets `bytes` of a mirror to `value` where the mirror lives (the poison of every timed call:
+    // 0xFF bytes are NaN in every float type and the integer poison), without a host copy.
+    void fill(void* device_dst, unsigned char value, std::size_t bytes) { do_fill(device_dst, value, bytes); }
 
     // One checked call: runs it to completion (device-wide) and reports any device error.
     [[nodiscard]] call_outcome invoke(entry_fn f, const kl_args& a) {
@@ -80,6 +90,9 @@ public:
 protected:
     virtual kl_device do_get_device() const = 0;
     virtual void* do_get_stream() const { return nullptr; }
+    virtual bool do_needs_mirrors() const { return !is_host(); }
+    virtual bool do_has_cheap_readback() const { return false; }
+    virtual void do_fill(void* device_dst, unsigned char value, std::size_t bytes);
     virtual void* do_allocate(std::size_t bytes) = 0;
     virtual void do_release(void* device_ptr) noexcept = 0;
     virtual void do_upload(void* device_dst, const void* host_src, std::size_t bytes) = 0;

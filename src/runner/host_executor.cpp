@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,11 @@ nlohmann::json executor_base::extra_timing(entry_fn f, const std::vector<const k
 }
 
 nlohmann::json executor_base::do_extra_timing(entry_fn, const std::vector<const kl_args*>&, double) { return nullptr; }
+
+void executor_base::do_fill(void* device_dst, unsigned char value, std::size_t bytes) {
+    const std::vector<unsigned char> pattern(bytes, value);
+    do_upload(device_dst, pattern.data(), bytes);
+}
 
 void* host_executor::do_allocate(std::size_t) {
     throw std::logic_error("host_executor: buffers are used in place, nothing to allocate");

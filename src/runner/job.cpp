@@ -121,6 +121,7 @@ void to_json(json& j, const job& x) {
                          {"flush_bytes", b.flush_bytes},
                          {"check_every", b.check_every},
                          {"max_checks", b.max_checks},
+                         {"perturb_elements", b.perturb_elements},
                          {"warmup_min_calls", b.warmup_min_calls},
                          {"warmup_min_s", b.warmup_min_s},
                          {"stop", stop_json(b.stop)}});
@@ -134,6 +135,9 @@ void to_json(json& j, const job& x) {
              {"candidate_lib", x.candidate_lib},
              {"reference_lib", x.reference_lib},
              {"base_lib", x.base_lib},
+             {"candidate_sha256", x.candidate_sha256},
+             {"reference_sha256", x.reference_sha256},
+             {"base_sha256", x.base_sha256},
              {"candidate_device", x.candidate_device},
              {"reference_device", x.reference_device},
              {"evict_bytes", x.evict_bytes},
@@ -152,6 +156,9 @@ void from_json(const json& j, job& x) {
     x.candidate_lib = j.at("candidate_lib").get<std::string>();
     x.reference_lib = j.at("reference_lib").get<std::string>();
     x.base_lib = j.value("base_lib", "");
+    x.candidate_sha256 = j.value("candidate_sha256", "");
+    x.reference_sha256 = j.value("reference_sha256", "");
+    x.base_sha256 = j.value("base_sha256", "");
     if (x.phase == job_phase::ab && x.base_lib.empty()) throw std::runtime_error("job: phase 'ab' needs a base_lib");
     x.candidate_device = j.value("candidate_device", "cpu");
     x.reference_device = j.value("reference_device", "cpu");
@@ -195,6 +202,7 @@ void from_json(const json& j, job& x) {
         it.flush_bytes = b.at("flush_bytes").get<std::uint64_t>();
         it.check_every = b.at("check_every").get<int>();
         it.max_checks = b.at("max_checks").get<int>();
+        it.perturb_elements = b.value("perturb_elements", 8);
         it.warmup_min_calls = b.at("warmup_min_calls").get<int>();
         it.warmup_min_s = b.at("warmup_min_s").get<double>();
         it.stop = stop_from(b.at("stop"));

@@ -60,18 +60,14 @@ struct bench_item {
     std::uint64_t seed = 0;
     int input_sets = 2;            // rotated between samples (each set has its own addresses)
     std::uint64_t flush_bytes = 0; // written between samples, on top of the rotation, to evict caches
-    int check_every = 8;           // samples N-1, 2N-1, 4N-1, 8N-1, … get new input values and are checked
-    int max_checks = 16;           // at most this many per item (plus the final check after the last sample)
+    // Each timed call is checked with probability 1/check_every (drawn in the checker after the
+    // call, runner/call_checks.hpp), at most max_checks per item, plus the final check after the
+    // last sample; 0 turns timed checks off.
+    int check_every = 8;
+    int max_checks = 16;
 
-    // The checked-sample schedule: geometric, so a long run costs O(log n) reference calls while
-    // checks keep coming until the end; see docs/measurement.md.
-    [[nodiscard]] bool is_checked_sample(int sample, int checks_done) const {
-        if (check_every <= 0 || checks_done >= max_checks) return false;
-        const int k = sample + 1;
-        if (k % check_every != 0) return false;
-        const int m = k / check_every;
-        return (m & (m - 1)) == 0;
-    }
+    // Input elements given fresh values before every bench call (call_buffers::perturb_inputs).
+    int perturb_elements = 8;
     int warmup_min_calls = 3;
     double warmup_min_s = 0.05;
     measure::stopping_config stop;
@@ -95,6 +91,11 @@ struct job {
     std::string candidate_lib;
     std::string reference_lib;
     std::string base_lib;                  // ab phase: the second library (same entry symbols, candidate's device)
+    // The libraries' SHA-256 as built (backend/build_cache); the runner loads a sealed copy only
+    // when its hash matches. Empty: not checked (Python manifests).
+    std::string candidate_sha256;
+    std::string reference_sha256;
+    std::string base_sha256;
     std::string candidate_device = "cpu";  // "cpu" | "cuda": which executor runs each library
     std::string reference_device = "cpu";
     std::vector<call_plan> calls;

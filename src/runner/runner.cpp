@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,8 @@
 #include "runner/call_buffers.hpp"
 #include "runner/call_checks.hpp"
 #include "runner/loaded_library.hpp"
+#include "runner/remote_executor.hpp"
+#include "platform/sealed_copy.hpp"
 
 namespace kloop::runner {
 
@@ -23,6 +26,25 @@ using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
+
+// A library loaded from a sealed copy of its file (platform/sealed_copy.hpp), refused when the
+// copy's hash differs from the one recorded at build time.
+struct verified_library {
+    platform::sealed_copy copy;
+    loaded_library library;
+
+    verified_library(const std::string& path, const std::string& sha256)
+        : copy(checked_copy(path, sha256)), library("/proc/self/fd/" + std::to_string(copy.fd)) {}
+    ~verified_library() = default;  // the descriptor stays open: the library is never unloaded
+
+    static platform::sealed_copy checked_copy(const std::string& path, const std::string& sha256) {
+        auto c = platform::make_sealed_copy(path);
+        if (!sha256.empty() && c.sha256 != sha256)
+            throw std::runtime_error("'" + path + "' is not the library that was built (SHA-256 " + c.sha256 +
+                                     ", built as " + sha256 + "): refusing to load it");
+        return c;
+    }
+};
 
 void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(c.call)];
@@ -89,17 +111,15 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
 
     const int n_sets = std::max(1, b.input_sets);
     std::vector<std::unique_ptr<call_buffers>> sets;
-    // Set 0 is drawn from the seed; the others are shifted arrangements of it (memcpy speed);
-    // `spare` (another shifted arrangement) is the source of the new values of checked samples.
+    // Set 0 is drawn from the seed; the others are shifted arrangements of it (memcpy speed).
     for (int k = 0; k < n_sets; ++k) {
         sets.push_back(std::make_unique<call_buffers>(plan, ex.candidate));
         if (k == 0) sets.back()->fill_inputs(derive_seed(b.seed, "set0"));
         else sets.back()->fill_inputs_shifted(*sets.front(), derive_seed(b.seed, "set" + std::to_string(k)));
         sets.back()->prepare();
     }
-    call_buffers spare(plan, ex.reference);
-    spare.fill_inputs_shifted(*sets.front(), derive_seed(b.seed, "spare"));
     call_buffers ref(plan, ex.reference);
+    call_preparation prep(b, plan);
 
     auto fail = [&](const char* where, int sample, const call_outcome& out) {
         json e = {{"event", "bench_result"}, {"id", b.id}, {"error", where}, {"sample", sample},
@@ -108,36 +128,36 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         ev.write(e);
     };
 
-    // Warm-up: page in code and data, let clocks and caches settle.
+    // Warm-up: page in code and data, let clocks and caches settle. Every call, here as below,
+    // is prepared the same way (call_preparation) and its guards are checked afterwards.
+    json checks = json::array();
     int warm = 0;
     double warm_s = 0;
     const auto warm_start = clock_type::now();
     while (warm < b.warmup_min_calls ||
            std::chrono::duration<double>(clock_type::now() - warm_start).count() < b.warmup_min_s) {
         auto& s = *sets[static_cast<std::size_t>(warm % n_sets)];
+        prep.before_call(s);
         call_outcome out;
         warm_s += ex.candidate.time_call(fns.candidate, s.get_args(), out);
         if (!out.ok()) return fail("warmup", warm, out);
+        if (auto g = guard_facts(out, s); !g.is_null()) {
+            g["sample"] = -1 - warm;  // warm-up calls count down from -1
+            checks.push_back(std::move(g));
+        }
         ++warm;
         if (warm >= 1000) break;
     }
 
     measure::stopping_rule rule(b.stop);
     std::vector<double> samples;
-    json checks = json::array();
     json sample_info = json::array();  // per kept sample, from executors that know clocks (CUDA)
     int discarded = 0;
     int s = 0;
+    int checked_calls = 0;
     while (!rule.is_done()) {
         auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
-        const bool checked = b.is_checked_sample(s, static_cast<int>(checks.size()));
-        if (checked) {
-            // New values at the same addresses: a candidate that caches on pointers or skips
-            // work after the first call produces stale outputs here.
-            set.fill_inputs_shifted(spare, derive_seed(b.seed, "check" + std::to_string(s)));
-            set.poison_outputs();
-            set.prepare();
-        }
+        prep.before_call(set);
         const auto sample_start = clock_type::now();
         ex.candidate.flush_caches(b.flush_bytes);
         call_outcome out;
@@ -154,31 +174,27 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         if (!info.is_null()) sample_info.push_back(std::move(info));
         samples.push_back(dt);
         rule.add(dt, cost);
-        if (checked) {
-            set.collect();
-            ref.copy_inputs_from(set);
-            const int ref_rc = run_reference(ex.reference, fns.reference, ref);
-            json facts = call_facts(out, set, ref, ref_rc);
+        if (checked_calls < b.max_checks && prep.draw_checked()) {
+            ++checked_calls;
+            json facts = checked_facts(out, set, ref, ex, fns.reference);
             facts["sample"] = s;
             checks.push_back(std::move(facts));
+        } else if (auto g = guard_facts(out, set); !g.is_null()) {
+            g["sample"] = s;
+            checks.push_back(std::move(g));
         }
         ++s;
     }
-    // The final check: one more call, after the last sample, with new values at the same
-    // addresses — a candidate cannot know which call is the last, so skipping work "late in the
-    // run" is caught too. Not a timing sample.
+    // The final check: one more call, after the last sample, prepared like every other and
+    // checked — a candidate cannot know which call is the last. Not a timing sample.
     if (b.check_every > 0 && !samples.empty()) {
         auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
-        set.fill_inputs_shifted(spare, derive_seed(b.seed, "final-check"));
-        set.poison_outputs();
-        set.prepare();
+        prep.before_call(set);
+        ex.candidate.flush_caches(b.flush_bytes);
         call_outcome out;
         (void)ex.candidate.time_call(fns.candidate, set.get_args(), out);
         if (!out.ok()) return fail("final check", s, out);
-        set.collect();
-        ref.copy_inputs_from(set);
-        const int ref_rc = run_reference(ex.reference, fns.reference, ref);
-        json facts = call_facts(out, set, ref, ref_rc);
+        json facts = checked_facts(out, set, ref, ex, fns.reference);
         facts["sample"] = s;
         facts["final"] = true;
         checks.push_back(std::move(facts));
@@ -192,6 +208,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
                    {"input_sets", n_sets},
                    {"flush_bytes", b.flush_bytes},
                    {"checks", checks},
+                   {"checked_calls", checked_calls},
                    {"discarded_samples", discarded}};
     if (!sample_info.empty()) result["sample_info"] = std::move(sample_info);
     // Another timing of the same call, when the executor has one (CUDA: graph replay of short kernels).
@@ -233,26 +250,33 @@ void run_profile_item(const job& j, const bench_item& b, const entry_pair& fns, 
 
 }  // namespace
 
-int run_job(const job& j, event_writer& ev, executor_base& candidate_exec, executor_base& reference_exec) {
-    ev.write({{"event", "start"}, {"pid", static_cast<long>(::getpid())}, {"abi", KL_ABI_VERSION},
-              {"phase", to_string(j.phase)}, {"candidate_device", candidate_exec.describe()},
-              {"reference_device", reference_exec.describe()}});
-    std::unique_ptr<loaded_library> cand_lib, ref_lib, base_lib;
+int run_job(const job& j, event_writer& ev, remote_executor& candidates, executor_base& reference_exec) {
+    json start = {{"event", "start"}, {"pid", static_cast<long>(::getpid())}, {"abi", KL_ABI_VERSION},
+                  {"phase", to_string(j.phase)}, {"reference_device", reference_exec.describe()}};
+    // The reference runs here, in the checker, from a sealed copy whose hash is the one built.
+    std::optional<verified_library> ref_lib;
     std::vector<entry_pair> fns(j.calls.size());
+    int cand_host = -1, base_host = -1;
     try {
-        ref_lib = std::make_unique<loaded_library>(j.reference_lib);
-        cand_lib = std::make_unique<loaded_library>(j.candidate_lib);
-        if (j.phase == job_phase::ab) base_lib = std::make_unique<loaded_library>(j.base_lib);
+        cand_host = candidates.add_host();
+        if (j.phase == job_phase::ab) base_host = candidates.add_host();
+        start["candidate_device"] = candidates.describe();
+        ev.write(start);
+        ref_lib.emplace(j.reference_lib, j.reference_sha256);
+        candidates.load(cand_host, j.candidate_lib, j.candidate_sha256);
+        if (base_host >= 0) candidates.load(base_host, j.base_lib, j.base_sha256);
         for (std::size_t i = 0; i < j.calls.size(); ++i) {
-            fns[i].reference = ref_lib->get_entry(j.calls[i].reference_entry);
-            fns[i].candidate = cand_lib->get_entry(j.calls[i].entry);
-            if (base_lib) fns[i].base = base_lib->get_entry(j.calls[i].entry);
+            fns[i].reference = ref_lib->library.get_entry(j.calls[i].reference_entry);
+            fns[i].candidate = candidates.resolve(cand_host, j.calls[i].entry);
+            if (base_host >= 0) fns[i].base = candidates.resolve(base_host, j.calls[i].entry);
         }
     } catch (const std::exception& e) {
-        ev.write({{"event", "fatal"}, {"message", e.what()}});
+        if (!start.contains("candidate_device")) ev.write(start);
+        const bool died = dynamic_cast<const host_died*>(&e) != nullptr;
+        ev.write({{"event", "fatal"}, {"message", died ? std::string(e.what()) + " while loading the candidate" : e.what()}});
         return 3;
     }
-    const executors ex{candidate_exec, reference_exec};
+    const executors ex{candidates, reference_exec};
     try {
         if (j.phase == job_phase::gate) {
             for (const auto& c : j.gate) run_gate_case(j, c, fns[static_cast<std::size_t>(c.call)], ex, ev);
@@ -264,7 +288,7 @@ int run_job(const job& j, event_writer& ev, executor_base& candidate_exec, execu
             for (const auto& b : j.bench) run_bench_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
         }
     } catch (const std::exception& e) {
-        ev.write({{"event", "fatal"}, {"message", e.what()}});
+        ev.write({{"event", "fatal"}, {"message", e.what()}, {"candidate_died", dynamic_cast<const host_died*>(&e) != nullptr}});
         return 3;
     }
     ev.write({{"event", "done"}});

@@ -1,19 +1,23 @@
-// kloop runner: argv → job → executors → run_job.
+// kloop runner: argv → job → executors → run_job (or, with --serve-candidate, a candidate host).
 #include "runner/runner_main.hpp"
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "platform/file_io.hpp"
+#include "runner/candidate_host.hpp"
 #include "runner/event_writer.hpp"
 #include "runner/job.hpp"
+#include "runner/remote_executor.hpp"
 #include "runner/runner.hpp"
 
 namespace kloop::runner {
 
 int runner_main(int argc, char** argv, const executor_factory& make_executor) {
+    if (is_candidate_host_command(argc, argv)) return serve_candidate(argc, argv, make_executor);
     std::string job_path, events_path;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string flag = argv[i];
@@ -33,21 +37,26 @@ int runner_main(int argc, char** argv, const executor_factory& make_executor) {
     }
     try {
         event_writer events(events_path);
-        std::unique_ptr<executor_base> cand, ref;
+        std::unique_ptr<executor_base> ref;
         try {
-            cand = make_executor(j.candidate_device);
-            ref = j.reference_device == j.candidate_device ? nullptr : make_executor(j.reference_device);
+            ref = make_executor(j.reference_device);
         } catch (const std::exception& e) {
             events.write({{"event", "fatal"}, {"message", std::string("cannot use the device: ") + e.what()}});
             return 3;
         }
-        if (!cand || (j.reference_device != j.candidate_device && !ref)) {
+        if (!ref) {  // the candidate's device is checked by its host (remote_executor::add_host)
             events.write({{"event", "fatal"},
-                          {"message", "this runner cannot run '" + (cand ? j.reference_device : j.candidate_device) +
+                          {"message", "this runner cannot run '" + j.reference_device +
                                           "' libraries (kloop-runner runs cpu; kloop-runner-cuda runs cuda)"}});
             return 3;
         }
-        return run_job(j, events, *cand, ref ? *ref : *cand);
+        remote_options opts;
+        opts.device = j.candidate_device;
+        opts.runner_exe = std::filesystem::read_symlink("/proc/self/exe");
+        opts.scratch_root = std::filesystem::current_path();
+        opts.census = j.phase == job_phase::gate && j.candidate_device == "cuda";
+        remote_executor candidates(opts);
+        return run_job(j, events, candidates, *ref);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kloop-runner: error: %s\n", e.what());
         return 2;

@@ -147,7 +147,7 @@ build_record cpu_builder::build(const build_request& r) {
     } catch (const usage_error&) {
         depfile.clear();  // no depfile: record only the source (the cache is then weaker, not wrong)
     }
-    entry.publish(tmp_lib, parse_depfile(depfile), source,
+    const std::string library_sha256 = entry.publish(tmp_lib, parse_depfile(depfile), source,
                   json{{"source", source.string()},
                        {"argv", argv},
                        {"compiler", cc.invoked},
@@ -156,6 +156,7 @@ build_record cpu_builder::build(const build_request& r) {
                        {"wall_s", res.wall_s},
                        {"diagnostics", rec.diagnostics}});
     rec.library = entry.get_library();
+    rec.library_sha256 = library_sha256;
 
     rec.ok = true;
     rec.wall_s = seconds_since(t0);

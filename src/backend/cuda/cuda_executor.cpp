@@ -190,6 +190,11 @@ void cuda_executor::do_download(void* host_dst, const void* device_src, std::siz
     KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
 }
 
+void cuda_executor::do_fill(void* device_dst, unsigned char value, std::size_t bytes) {
+    KLOOP_CUDA_CALL(cudaMemsetAsync(device_dst, value, bytes, m_stream));
+    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+}
+
 runner::call_outcome cuda_executor::do_invoke(runner::entry_fn f, const kl_args& a) {
     runner::call_outcome out;
     m_current_entry = f;

@@ -77,6 +77,7 @@ protected:
     void do_release(void* device_ptr) noexcept override;
     void do_upload(void* device_dst, const void* host_src, std::size_t bytes) override;
     void do_download(void* host_dst, const void* device_src, std::size_t bytes) override;
+    void do_fill(void* device_dst, unsigned char value, std::size_t bytes) override;  // cudaMemsetAsync
     runner::call_outcome do_invoke(runner::entry_fn f, const kl_args& a) override;
     void do_flush_caches(std::uint64_t bytes) override;
     double do_time_call(runner::entry_fn f, const kl_args& a, runner::call_outcome& outcome) override;

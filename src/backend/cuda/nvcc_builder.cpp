@@ -284,7 +284,7 @@ build_record nvcc_builder::build(const nvcc_request& r) {
     } catch (const usage_error&) {
         depfile.clear();
     }
-    entry.publish(tmp_lib, parse_depfile(depfile), source,
+    const std::string library_sha256 = entry.publish(tmp_lib, parse_depfile(depfile), source,
                   json{{"source", source.string()},
                        {"argv", rec.argv},
                        {"compiler", nvcc.invoked},
@@ -295,6 +295,7 @@ build_record nvcc_builder::build(const nvcc_request& r) {
                        {"wall_s", res.wall_s},
                        {"diagnostics", rec.diagnostics}});
     rec.library = entry.get_library();
+    rec.library_sha256 = library_sha256;
     rec.ok = true;
     rec.wall_s = seconds_since(t0);
     return rec;

@@ -8,21 +8,15 @@
 #include <memory>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "platform/file_io.hpp"
 
 namespace {
 
 // The kernel census (CUPTI) brackets the gate's checked calls only: its per-launch cost has no
-// place near timed samples (backend/cuda/kernel_census.hpp). The phase is in the job file.
-bool is_gate_job(int argc, char** argv) {
-    for (int i = 1; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--job") try {
-                return nlohmann::json::parse(kloop::platform::read_file(argv[i + 1])).value("phase", "") == "gate";
-            } catch (...) {
-                return false;  // runner_main reports the bad job
-            }
+// place near timed samples (backend/cuda/kernel_census.hpp). It is taken where the candidate
+// runs: in the candidate host, which the checker starts with --census for a gate job.
+bool wants_census(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--census") return true;
     return false;
 }
 
@@ -32,7 +26,7 @@ std::unique_ptr<kloop::backend::cuda::kernel_census> g_census;
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool gate = is_gate_job(argc, argv);
+    const bool gate = wants_census(argc, argv);
     return kloop::runner::runner_main(argc, argv, [gate](const std::string& device) -> std::unique_ptr<kloop::runner::executor_base> {
         if (device == "cpu") return std::make_unique<kloop::runner::host_executor>();
         if (device == "cuda") {

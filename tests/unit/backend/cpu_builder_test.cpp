@@ -3,6 +3,8 @@
 // compile errors as data.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <dlfcn.h>
 #include <filesystem>
 #include <thread>
@@ -13,6 +15,7 @@
 #include "core/error.hpp"
 #include "kloop/kernel.h"
 #include "platform/file_io.hpp"
+#include "platform/sha256.hpp"
 #include "platform/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -163,6 +166,26 @@ TEST_F(CpuBuilderTest, EditingAnIncludedHeaderMisses) {
     // And the rebuilt entry is a hit again.
     auto third = b.build(request());
     EXPECT_TRUE(third.cache_hit);
+}
+
+TEST_F(CpuBuilderTest, ALibraryChangedAfterItsBuildIsRebuiltNotLoaded) {
+    // A candidate that rewrites a cached lib.so (the reference's, another version's) must not
+    // have its bytes loaded by a later hit: the entry's recorded SHA-256 no longer matches.
+    kc::cpu_builder b(m_runner);
+    auto first = b.build(request());
+    ASSERT_TRUE(first.ok) << first.diagnostics;
+    ASSERT_EQ(first.library_sha256.size(), 64u);
+    EXPECT_EQ(first.library_sha256, kp::sha256_file(first.library));
+    {
+        std::ofstream poison(first.library, std::ios::binary | std::ios::trunc);
+        poison << std::string(64, '\0');
+    }
+    auto second = b.build(request());
+    ASSERT_TRUE(second.ok) << second.diagnostics;
+    EXPECT_FALSE(second.cache_hit);
+    EXPECT_EQ(second.library_sha256, first.library_sha256);  // the same compile, the same bytes
+    EXPECT_EQ(call_f(second.library), 42);
+    EXPECT_TRUE(b.build(request()).cache_hit);
 }
 
 TEST_F(CpuBuilderTest, EditingTheSourceMisses) {

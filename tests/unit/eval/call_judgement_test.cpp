@@ -101,3 +101,26 @@ TEST(CallJudgementTest, DeviceErrorIsTheReason) {
     EXPECT_FALSE(j.pass);
     EXPECT_NE(j.reason.find("cudaErrorIllegalAddress"), std::string::npos) << j.reason;
 }
+
+TEST(CallJudgementTest, ARecordWithoutAnOutputsComparisonFails) {
+    auto r = clean_result();
+    r["outputs"] = nlohmann::json::array();  // a forged line that claims a clean call
+    const auto j = kloop::eval::judge_call(plan(), r);
+    EXPECT_FALSE(j.pass);
+    EXPECT_NE(j.reason.find("no comparison for output 'y'"), std::string::npos) << j.reason;
+    r.erase("outputs");
+    EXPECT_FALSE(kloop::eval::judge_call(plan(), r).pass);
+}
+
+TEST(CallJudgementTest, GuardOnlyRecordIsJudgedOnRedZonesAndInputs) {
+    nlohmann::json r = {{"return_code", 0},         {"guard_only", true},
+                        {"changed_inputs", nlohmann::json::array()},
+                        {"red_zone_violations", {{{"name", "y"}, {"byte_offset", 40}}}},
+                        {"outputs", nlohmann::json::array()}};
+    auto j = kloop::eval::judge_call(plan(), r);
+    EXPECT_FALSE(j.pass);
+    EXPECT_TRUE(j.red_zone_damage);
+    r["red_zone_violations"] = nlohmann::json::array();
+    j = kloop::eval::judge_call(plan(), r);
+    EXPECT_TRUE(j.pass) << j.reason;
+}

@@ -1,0 +1,126 @@
+// kloop eval: isolation and timer cross-check integrity checks.
+#include "eval/isolation_checks.hpp"
+
+#include <map>
+
+#include "measure/timer_agreement.hpp"
+
+namespace kloop::eval {
+
+using nlohmann::json;
+
+namespace {
+
+const json* start_event(const std::vector<json>& events) {
+    for (const auto& e : events)
+        if (e.value("event", std::string()) == "start") return &e;
+    return nullptr;
+}
+
+measure::timer_calibration calibration_of(const json& isolation, std::size_t host) {
+    measure::timer_calibration c;
+    if (!isolation.is_object() || !isolation.contains("hosts") || host >= isolation.at("hosts").size()) return c;
+    const auto cal = isolation.at("hosts").at(host).value("timer_calibration", json::object());
+    c.overhead_median_s = cal.value("overhead_median_s", 0.0);
+    c.overhead_p90_s = cal.value("overhead_p90_s", 0.0);
+    return c;
+}
+
+std::vector<double> numbers(const json& a) {
+    std::vector<double> v;
+    if (!a.is_array()) return v;
+    for (const auto& x : a)
+        if (x.is_number()) v.push_back(x.get<double>());
+    return v;
+}
+
+}  // namespace
+
+json session_isolation(const std::vector<json>& events) {
+    const json* start = start_event(events);
+    if (start == nullptr) return nullptr;
+    if (start->contains("candidate_device") && start->at("candidate_device").is_object() &&
+        start->at("candidate_device").contains("isolation"))
+        return start->at("candidate_device").at("isolation");
+    // The Python worker: the reference, the comparisons and the candidate share its process.
+    return {{"process", "shared"},
+            {"confined", false},
+            {"detail", "the candidate ran in the same process as the reference and the checks (Python worker)"}};
+}
+
+json merge_isolation(const json& a, const json& b) {
+    if (!a.is_object()) return b;
+    if (!b.is_object()) return a;
+    json m = a;
+    m["confined"] = a.value("confined", false) && b.value("confined", false);
+    if (a.value("process", std::string()) != b.value("process", std::string())) m["process"] = "shared";
+    return m;
+}
+
+integrity_check isolation_check(const json& isolation) {
+    if (!isolation.is_object()) return {"isolation", check_status::skipped, "no candidate code ran"};
+    if (isolation.value("confined", false))
+        return {"isolation", check_status::pass,
+                "the candidate ran in its own confined process (seccomp, Landlock, no_new_privs); the reference, "
+                "the comparisons and the results channel in another"};
+    std::string why = isolation.value("detail", std::string());
+    if (why.empty() && isolation.contains("hosts"))
+        for (const auto& h : isolation.at("hosts")) {
+            const auto c = h.value("confinement", json::object());
+            if (!c.value("confined", false)) {
+                why = c.value("detail", std::string("a layer of the confinement could not be applied"));
+                break;
+            }
+        }
+    return {"isolation", check_status::warn,
+            "unconfined: " + (why.empty() ? std::string("the confinement was not applied") : why) +
+                " (the loop promotes such a result only with --allow-unconfined)"};
+}
+
+integrity_check timer_cross_check(const runner::job& job, const std::vector<json>& events, const std::string& only) {
+    const json isolation = session_isolation(events);
+    std::map<int, const json*> results;
+    for (const auto& e : events) {
+        const auto kind = e.value("event", std::string());
+        if ((kind == "bench_result" || kind == "ab_result") && e.contains("id")) results[e.at("id").get<int>()] = &e;
+    }
+    int checked = 0;
+    for (const auto& item : job.bench) {
+        const auto it = results.find(item.id);
+        if (it == results.end() || it->second->contains("error")) continue;
+        const json& r = *it->second;
+        const auto& plan = job.calls[static_cast<std::size_t>(item.call)];
+        struct side {
+            const char* name;
+            std::vector<double> samples, windows;
+            std::size_t host;
+        };
+        std::vector<side> sides;
+        if (r.value("event", std::string()) == "ab_result") {
+            sides.push_back({"candidate", numbers(r.value("candidate_samples_s", json())),
+                             numbers(r.value("candidate_windows_s", json())), 0});
+            sides.push_back({"base", numbers(r.value("base_samples_s", json())), numbers(r.value("base_windows_s", json())), 1});
+        } else {
+            std::vector<double> windows;
+            for (const auto& info : r.value("sample_info", json::array()))
+                if (info.is_object() && info.contains("window_s")) windows.push_back(info.at("window_s").get<double>());
+            sides.push_back({"candidate", numbers(r.value("samples_s", json())), windows, 0});
+        }
+        for (const auto& s : sides) {
+            if (!only.empty() && only != s.name) continue;
+            const auto verdict = measure::judge_timer(s.samples, s.windows, calibration_of(isolation, s.host));
+            if (!verdict.checked) continue;
+            ++checked;
+            if (!verdict.pass)
+                return {"timer_cross_check", check_status::fail,
+                        plan.get_label() + " (" + s.name + "): " + verdict.detail};
+        }
+    }
+    if (checked == 0)
+        return {"timer_cross_check", check_status::skipped,
+                "no timed call was observed by a second clock (the Python worker times in the candidate's process)"};
+    return {"timer_cross_check", check_status::pass,
+            std::to_string(checked) + " timed series agree with the checker's clock around every call"};
+}
+
+}  // namespace kloop::eval

@@ -1,0 +1,143 @@
+// kloop runner: the checker's executor for candidate code that runs in other processes.
+//
+// Responsibility: to the checker's gate, bench and A/B loops (runner.cpp, ab_phase.cpp) this is
+// one more executor whose buffers are mirrors; behind it are one or more candidate hosts
+// (runner/candidate_host.hpp), one per library to time (the candidate; the base of an A/B), each
+// a confined child process that never sees the job, the reference or the results channel.
+//   - Buffers: every mirror is a memfd mapped by the checker and by every host. On the CPU the
+//     hosts compute in it directly, so upload/download are memcpys here and reading back the
+//     inputs after every call is cheap; on a GPU each host keeps a device copy and the memfd is
+//     the staging area of its uploads and downloads.
+//   - Entry points: resolve() returns a token (the address of a byte this object owns, never
+//     called) that names a host and an entry point there.
+//   - Calls: invoke / time_call / flush / extra timing are requests to the host that owns the
+//     entry point. Around each timed request the checker reads its own clock: the window is kept
+//     with the host's claimed sample (last_sample_info "window_s"), and the calibration measured
+//     before any candidate code was loaded says what the window adds to an honest sample
+//     (isolation_facts "timer_calibration"); the orchestrator holds the two against each other.
+//   - Between its requests every host is stopped (SIGSTOP): no thread of a candidate runs while
+//     the checker prepares or checks a call, or while the other side of an A/B is timed.
+//   - A host that dies (a crash, SIGSYS from the confinement) or breaks the protocol ends the
+//     call with host_died, which the runner reports as the candidate's failure.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/executor.hpp"
+#include "runner/host_link.hpp"
+
+namespace kloop::runner {
+
+// The candidate host is gone or misbehaved; what() says how ("killed by SIGSYS (signal 31)").
+struct host_died : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct remote_options {
+    std::string device = "cpu";                     // "cpu" | "cuda": the hosts' executor
+    std::filesystem::path runner_exe;               // the binary to start with --serve-candidate
+    std::filesystem::path scratch_root;             // each host gets a fresh directory under it
+    bool census = false;                            // the hosts attach the kernel census (CUDA gate)
+    bool confine = true;                            // KLOOP_UNCONFINED=1 turns it off (diagnostics)
+    int calibration_calls = 48;
+};
+
+class remote_executor final : public executor_base {
+public:
+    explicit remote_executor(remote_options options);
+    ~remote_executor() override;
+    remote_executor(const remote_executor&) = delete;
+    remote_executor& operator=(const remote_executor&) = delete;
+
+    // Starts a host, confines it and calibrates the timer; returns its index. Hosts added after
+    // buffers exist map them too.
+    int add_host();
+    // Loads `library` into `host` from a sealed copy whose SHA-256 must equal `sha256` (when
+    // given); throws std::runtime_error naming the library otherwise.
+    void load(int host, const std::filesystem::path& library, const std::string& sha256);
+    // A token for `symbol` of the last library loaded into `host` (throws when it is missing).
+    [[nodiscard]] entry_fn resolve(int host, const std::string& symbol);
+
+    // Per host: the confinement applied and the timer calibration ({"hosts":[…], "confined": …}).
+    [[nodiscard]] nlohmann::json isolation_facts() const;
+
+protected:
+    kl_device do_get_device() const override;
+    bool do_needs_mirrors() const override { return true; }
+    bool do_has_cheap_readback() const override { return !m_on_device; }
+    void* do_allocate(std::size_t bytes) override;
+    void do_release(void* device_ptr) noexcept override;
+    void do_upload(void* device_dst, const void* host_src, std::size_t bytes) override;
+    void do_download(void* host_dst, const void* device_src, std::size_t bytes) override;
+    void do_fill(void* device_dst, unsigned char value, std::size_t bytes) override;
+    call_outcome do_invoke(entry_fn f, const kl_args& a) override;
+    nlohmann::json do_take_census() override { return nullptr; }  // carried by the host's reply
+    void do_flush_caches(std::uint64_t bytes) override;
+    double do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) override;
+    void do_describe(nlohmann::json& out) const override;
+    nlohmann::json do_last_sample_info() const override { return m_last_info; }
+    nlohmann::json do_extra_timing(entry_fn f, const std::vector<const kl_args*>& sets, double median_s) override;
+    void do_profile_range(bool begin) override;
+
+private:
+    struct host {
+        pid_t pid = -1;
+        std::unique_ptr<host_link> link;
+        std::filesystem::path scratch;
+        int last_slot = -1;
+        std::vector<int> defined_args;              // argument-set ids this host knows
+        nlohmann::json confinement;
+        nlohmann::json calibration;
+        bool stopped = false;
+    };
+    struct allocation {
+        int id = 0;
+        unsigned char* view = nullptr;
+        std::size_t bytes = 0;
+        int fd = -1;
+    };
+    struct entry_ref {
+        int host = 0;
+        int entry = 0;
+    };
+
+    // One request to host h, answered; throws host_died when the host is gone, runtime_error
+    // when it refused ("ok": false).
+    nlohmann::json request(int h, const nlohmann::json& req, const std::vector<int>& fds = {});
+    void resume(host& x);
+    void stop(host& x);
+    [[noreturn]] void lost(host& x, const std::string& what);
+    void map_into(int h, const allocation& a);
+    [[nodiscard]] std::pair<const allocation*, std::size_t> locate(const void* p) const;
+    [[nodiscard]] const entry_ref& entry_of(entry_fn f) const;
+    // The id of the argument set `a` describes, defined in host h if new to it.
+    int args_id(int h, const kl_args& a);
+    void calibrate(int h);
+    nlohmann::json timed_request(int h, const nlohmann::json& req, double& window_s);
+
+    remote_options m_options;
+    bool m_on_device = false;
+    std::vector<host> m_hosts;
+    std::map<std::uintptr_t, allocation> m_allocations;   // by view address
+    int m_next_buffer = 0;
+    std::deque<char> m_tokens;                             // entry tokens' addresses
+    std::unordered_map<const void*, entry_ref> m_entries;
+    std::unordered_map<std::string, int> m_arg_ids;        // an argument set's description → id
+    int m_last_host = 0;                                   // the host whose device copy is current
+    nlohmann::json m_last_info;
+    nlohmann::json m_device_facts;
+};
+
+}  // namespace kloop::runner
