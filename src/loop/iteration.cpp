@@ -100,7 +100,10 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     ab.candidate.candidate = candidate.string();
     ab.candidate.command_line = req.command_line;
     auto cls = classify(ab, version_label(*best));
-    if (cls.status == iteration_status::positive && !ab.candidate.is_confined() && !req.allow_unconfined) {
+    // Black-box evaluations carry no isolation facts: their contract is the repository's own tests
+    // (docs/blackbox.md, docs/security.md).
+    if (cls.status == iteration_status::positive && ab.candidate.isolation.is_object() && !ab.candidate.is_confined() &&
+        !req.allow_unconfined) {
         cls.status = iteration_status::rejected;
         cls.kind = rejection_kind::integrity;
         cls.reason = "not promoted: " + cls.reason + ", but the candidate ran unconfined (" +

@@ -185,7 +185,7 @@ void only_self(bpf_program_builder& b, long nr, int arg, std::uint32_t self, std
     b.ret(action);
 }
 
-bool apply_seccomp(std::string& detail) {
+bool apply_seccomp(bool allow_sockets, std::string& detail) {
 #if defined(__x86_64__)
     bpf_program_builder b;
     b.stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch));
@@ -230,7 +230,7 @@ bool apply_seccomp(std::string& detail) {
     // uses tgkill; refuse tkill quietly.
     deny(b, SYS_tkill, fail_with(EPERM));
     b.load_nr();
-    deny(b, SYS_socket, fail_with(EACCES));
+    if (!allow_sockets) deny(b, SYS_socket, fail_with(EACCES));
     b.ret(allow);
 
     sock_fprog prog{static_cast<unsigned short>(b.code.size()), b.code.data()};
@@ -267,7 +267,7 @@ confinement_report confine_self(const confinement_policy& policy) {
         return r;
     }
     r.landlock_abi = apply_landlock(policy, r.detail);
-    r.seccomp = apply_seccomp(r.detail);
+    r.seccomp = apply_seccomp(policy.allow_sockets, r.detail);
     return r;
 }
 

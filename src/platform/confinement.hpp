@@ -30,6 +30,9 @@ struct confinement_policy {
     std::vector<std::filesystem::path> write_dirs;
     // Device files or trees opened read-write with ioctl (the GPU's /dev/nvidia*).
     std::vector<std::filesystem::path> device_paths;
+    // New sockets allowed: under Nsight Compute, whose injected library reports to its front end
+    // over one. Off otherwise (a Unix socket could reach a server outside the sandbox).
+    bool allow_sockets = false;
 };
 
 struct confinement_report {

@@ -156,6 +156,22 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
                 break;
             }
     }
+    // The final check of each side: one more call, after the last round, prepared like every
+    // other and compared — neither side can know which of its calls is the last. Not a sample.
+    if (b.check_every > 0 && !samples[0].empty())
+        for (int side : {base_side, candidate_side}) {
+            const auto si = static_cast<std::size_t>(side);
+            auto& set = take_set();
+            prep.before_call(set);
+            exec.flush_caches(b.flush_bytes);
+            call_outcome out;
+            (void)exec.time_call(fn[si], set.get_args(), out);
+            if (!out.ok()) return fail("final check", side, samples[si].size(), out);
+            json facts = checked_facts(out, set, ref, ex, fns.reference);
+            facts["sample"] = samples[si].size();
+            facts["final"] = true;
+            checks[si].push_back(std::move(facts));
+        }
     // A side still going when the other reached a cap stops with it (the item's cap).
     auto reason = [&](std::size_t s) {
         return stopped[s] != measure::stop_reason::not_done ? measure::to_string(stopped[s]) : item_stop;

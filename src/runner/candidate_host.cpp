@@ -34,6 +34,7 @@ struct shared_buffer {
     std::size_t bytes = 0;
     void* device = nullptr;         // the executor's mirror (device executors), else null
     int fd = -1;
+    bool imported = false;          // device memory of the checker's (CUDA IPC): no view, no fd
 };
 
 // One argument set, with storage for everything kl_args points at.
@@ -108,6 +109,7 @@ json host_state::confine(const json& req) {
     for (const auto& d : req.value("read_dirs", json::array())) policy.read_dirs.emplace_back(d.get<std::string>());
     for (const auto& d : req.value("write_dirs", json::array())) policy.write_dirs.emplace_back(d.get<std::string>());
     for (const auto& d : req.value("device_paths", json::array())) policy.device_paths.emplace_back(d.get<std::string>());
+    policy.allow_sockets = req.value("allow_sockets", false);
     const auto r = platform::confine_self(policy);
     m_confined = true;
     return {{"ok", true},
@@ -129,8 +131,17 @@ json host_state::load(const json& req, std::vector<int>& fds) {
 }
 
 json host_state::map_buffer(const json& req, std::vector<int>& fds) {
-    if (fds.size() != 1) throw std::runtime_error("map: expected one descriptor");
     const int id = req.at("buffer").get<int>();
+    if (req.contains("ipc")) {
+        // Device memory the checker allocated: computed in here, read and written by the checker.
+        shared_buffer b;
+        b.bytes = req.at("bytes").get<std::size_t>();
+        b.device = m_exec.import_memory(req.at("ipc").get<std::string>());
+        b.imported = true;
+        m_buffers[id] = b;
+        return {{"ok", true}};
+    }
+    if (fds.size() != 1) throw std::runtime_error("map: expected one descriptor");
     const auto bytes = req.at("bytes").get<std::size_t>();
     shared_buffer b;
     b.fd = fds[0];
@@ -158,6 +169,11 @@ json host_state::map_buffer(const json& req, std::vector<int>& fds) {
 void host_state::release_buffer(int id) {
     const auto it = m_buffers.find(id);
     if (it == m_buffers.end()) return;
+    if (it->second.imported) {
+        m_exec.close_import(it->second.device);
+        m_buffers.erase(it);
+        return;
+    }
     if (it->second.device != nullptr) m_exec.release(it->second.device);
     ::munmap(it->second.view, std::max<std::size_t>(it->second.bytes, 1));
     ::close(it->second.fd);

@@ -51,6 +51,14 @@ public:
     void release(void* device_ptr) noexcept { do_release(device_ptr); }
     void upload(void* device_dst, const void* host_src, std::size_t bytes) { do_upload(device_dst, host_src, bytes); }
     void download(void* host_dst, const void* device_src, std::size_t bytes) { do_download(host_dst, device_src, bytes); }
+    // Sharing device memory between processes (CUDA IPC): export_memory gives a handle (hex text)
+    // to an allocation of this executor; import_memory maps such a handle from another process
+    // into this one, close_import unmaps it. The checker allocates the candidate's buffers and
+    // the candidate host computes in them, so no byte the checks read passes through the
+    // candidate's process. Executors without device memory throw std::logic_error.
+    [[nodiscard]] std::string export_memory(void* device_ptr) { return do_export_memory(device_ptr); }
+    [[nodiscard]] void* import_memory(const std::string& handle) { return do_import_memory(handle); }
+    void close_import(void* device_ptr) noexcept { do_close_import(device_ptr); }
     // Sets `bytes` of a mirror to `value` where the mirror lives (the poison of every timed call:
     // 0xFF bytes are NaN in every float type and the integer poison), without a host copy.
     void fill(void* device_dst, unsigned char value, std::size_t bytes) { do_fill(device_dst, value, bytes); }
@@ -93,6 +101,9 @@ protected:
     virtual bool do_needs_mirrors() const { return !is_host(); }
     virtual bool do_has_cheap_readback() const { return false; }
     virtual void do_fill(void* device_dst, unsigned char value, std::size_t bytes);
+    virtual std::string do_export_memory(void* device_ptr);
+    virtual void* do_import_memory(const std::string& handle);
+    virtual void do_close_import(void* /*device_ptr*/) noexcept {}
     virtual void* do_allocate(std::size_t bytes) = 0;
     virtual void do_release(void* device_ptr) noexcept = 0;
     virtual void do_upload(void* device_dst, const void* host_src, std::size_t bytes) = 0;

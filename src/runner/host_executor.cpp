@@ -32,6 +32,14 @@ void executor_base::do_fill(void* device_dst, unsigned char value, std::size_t b
     do_upload(device_dst, pattern.data(), bytes);
 }
 
+std::string executor_base::do_export_memory(void*) {
+    throw std::logic_error("this executor has no device memory to share");
+}
+
+void* executor_base::do_import_memory(const std::string&) {
+    throw std::logic_error("this executor has no device memory to share");
+}
+
 void* host_executor::do_allocate(std::size_t) {
     throw std::logic_error("host_executor: buffers are used in place, nothing to allocate");
 }
@@ -44,7 +52,11 @@ void host_executor::do_download(void*, const void*, std::size_t) {
     throw std::logic_error("host_executor: buffers are used in place, nothing to download");
 }
 
-call_outcome host_executor::do_invoke(entry_fn f, const kl_args& a) { return call_outcome{f(&a), {}}; }
+call_outcome host_executor::do_invoke(entry_fn f, const kl_args& a) {
+    call_outcome out;
+    out.return_code = f(&a);
+    return out;
+}
 
 // Writes one byte into every cache line of the flush buffer, so each line is pulled into the
 // cache hierarchy (evicting the candidate's data) at the cost of one pass. Writes through a

@@ -48,10 +48,7 @@ remote_executor::remote_executor(remote_options options) : m_options(std::move(o
 }
 
 remote_executor::~remote_executor() {
-    for (auto& [addr, a] : m_allocations) {
-        ::munmap(a.view, std::max<std::size_t>(a.bytes, 1));
-        ::close(a.fd);
-    }
+    // The hosts first: they hold mappings of the checker's device memory.
     for (auto& x : m_hosts) {
         if (x.pid <= 0) continue;
         ::kill(x.pid, SIGKILL);
@@ -60,6 +57,14 @@ remote_executor::~remote_executor() {
         }
         std::error_code ec;
         std::filesystem::remove_all(x.scratch, ec);
+    }
+    for (auto& [addr, a] : m_allocations) {
+        if (a.fd < 0) {
+            m_options.device_memory->release(a.view);
+            continue;
+        }
+        ::munmap(a.view, std::max<std::size_t>(a.bytes, 1));
+        ::close(a.fd);
     }
 }
 
@@ -109,9 +114,15 @@ void remote_executor::lost(host& x, const std::string& what) {
     throw host_died(why);
 }
 
+void remote_executor::stop_all_but(int keep) {
+    for (int h = 0; h < static_cast<int>(m_hosts.size()); ++h)
+        if (h != keep) stop(m_hosts[static_cast<std::size_t>(h)]);
+}
+
 json remote_executor::request(int h, const json& req, const std::vector<int>& fds) {
     auto& x = m_hosts.at(static_cast<std::size_t>(h));
     if (x.pid <= 0) throw host_died("the candidate host is gone");
+    stop_all_but(h);
     resume(x);
     json reply;
     try {
@@ -120,7 +131,6 @@ json remote_executor::request(int h, const json& req, const std::vector<int>& fd
     } catch (const link_error& e) {
         lost(x, e.what());
     }
-    stop(x);
     if (!reply.value("ok", false)) throw std::runtime_error(reply.value("error", std::string("refused")));
     return reply;
 }
@@ -174,8 +184,11 @@ int remote_executor::add_host() {
 
     if (m_options.confine) {
         json policy = {{"op", "confine"}, {"read_dirs", json::array()}, {"write_dirs", json::array({nx.scratch.string()})},
-                       {"device_paths", json::array()}};
+                       {"device_paths", json::array()}, {"allow_sockets", m_options.under_profiler}};
         for (const auto& d : platform::default_read_dirs()) policy["read_dirs"].push_back(d.string());
+        // Nsight Compute's injected library keeps its lock and shared-memory files there.
+        if (m_options.under_profiler)
+            for (const char* d : {"/tmp", "/dev/shm"}) policy["write_dirs"].push_back(d);
         if (m_on_device)
             for (const auto& e : std::filesystem::directory_iterator("/dev"))
                 if (e.path().filename().string().rfind("nvidia", 0) == 0) policy["device_paths"].push_back(e.path().string());
@@ -195,6 +208,7 @@ json remote_executor::timed_request(int h, const json& req, double& window_s) {
     if (x.pid <= 0) throw host_died("the candidate host is gone");
     // The window covers waking the host, the request, the call, the reply: everything the host
     // could spend on the call, measured by a clock it cannot reach.
+    stop_all_but(h);
     const auto t0 = clock_type::now();
     resume(x);
     json reply;
@@ -205,7 +219,6 @@ json remote_executor::timed_request(int h, const json& req, double& window_s) {
         lost(x, e.what());
     }
     const auto t1 = clock_type::now();
-    stop(x);
     window_s = std::chrono::duration<double>(t1 - t0).count();
     if (!reply.value("ok", false)) throw std::runtime_error(reply.value("error", std::string("refused")));
     return reply;
@@ -213,13 +226,29 @@ json remote_executor::timed_request(int h, const json& req, double& window_s) {
 
 void remote_executor::calibrate(int h) {
     // kloop's own empty entry point, timed exactly as a candidate's call is, before any candidate
-    // code is loaded: what the checker's window adds to an honest sample.
+    // code is loaded: what the checker's window adds to an honest sample. On a GPU each call is
+    // preceded by what precedes a timed sample — the checker's own device work (the poison fill
+    // of a call) and the host's cache flush — since the GPU's switch between the two processes'
+    // contexts lands in the window too.
+    void* scratch = nullptr;
+    constexpr std::size_t scratch_bytes = 1 << 20;
+    if (m_options.device_memory != nullptr) scratch = m_options.device_memory->allocate(scratch_bytes);
     std::vector<double> overhead;
-    for (int i = 0; i < m_options.calibration_calls; ++i) {
-        double window = 0;
-        const auto r = timed_request(h, {{"op", "time"}, {"entry", -1}, {"args", -1}}, window);
-        overhead.push_back(std::max(0.0, window - r.value("sample_s", 0.0)));
+    try {
+        for (int i = 0; i < m_options.calibration_calls; ++i) {
+            if (scratch != nullptr) {
+                m_options.device_memory->fill(scratch, 0xFF, scratch_bytes);
+                (void)request(h, {{"op", "flush"}, {"bytes", 0}});
+            }
+            double window = 0;
+            const auto r = timed_request(h, {{"op", "time"}, {"entry", -1}, {"args", -1}}, window);
+            overhead.push_back(std::max(0.0, window - r.value("sample_s", 0.0)));
+        }
+    } catch (...) {
+        if (scratch != nullptr) m_options.device_memory->release(scratch);
+        throw;
     }
+    if (scratch != nullptr) m_options.device_memory->release(scratch);
     auto& x = m_hosts.at(static_cast<std::size_t>(h));
     if (overhead.empty()) return;
     const auto s = measure::summarize(overhead);
@@ -267,12 +296,21 @@ json remote_executor::isolation_facts() const {
         hosts.push_back({{"confinement", x.confinement}, {"timer_calibration", x.calibration}});
         all = all && x.confinement.value("confined", false);
     }
-    return {{"process", "separate"}, {"confined", all}, {"hosts", hosts}};
+    json facts = {{"process", "separate"}, {"confined", all}, {"hosts", hosts}};
+    if (m_on_device)
+        facts["device_buffers"] = m_options.device_memory != nullptr
+                                      ? "the checker's, shared with the candidate by CUDA IPC"
+                                      : "copied by the candidate's process";
+    return facts;
 }
 
 kl_device remote_executor::do_get_device() const { return m_on_device ? KL_CUDA : KL_HOST; }
 
 void remote_executor::map_into(int h, const allocation& a) {
+    if (a.fd < 0) {
+        (void)request(h, {{"op", "map"}, {"buffer", a.id}, {"bytes", a.bytes}, {"ipc", a.ipc}});
+        return;
+    }
     (void)request(h, {{"op", "map"}, {"buffer", a.id}, {"bytes", a.bytes}, {"device", m_on_device}}, {a.fd});
 }
 
@@ -280,6 +318,18 @@ void* remote_executor::do_allocate(std::size_t bytes) {
     allocation a;
     a.id = m_next_buffer++;
     a.bytes = bytes;
+    if (m_options.device_memory != nullptr) {
+        a.view = static_cast<unsigned char*>(m_options.device_memory->allocate(std::max<std::size_t>(bytes, 1)));
+        try {
+            a.ipc = m_options.device_memory->export_memory(a.view);
+        } catch (...) {
+            m_options.device_memory->release(a.view);
+            throw;
+        }
+        m_allocations[reinterpret_cast<std::uintptr_t>(a.view)] = a;
+        for (int h = 0; h < static_cast<int>(m_hosts.size()); ++h) map_into(h, a);
+        return a.view;
+    }
     a.fd = ::memfd_create("kloop-buffer", MFD_CLOEXEC);
     if (a.fd < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
     const std::size_t map_bytes = std::max<std::size_t>(bytes, 1);
@@ -306,8 +356,11 @@ void remote_executor::do_release(void* device_ptr) noexcept {
         } catch (...) {
             // A dead host holds nothing any more.
         }
-    ::munmap(it->second.view, std::max<std::size_t>(it->second.bytes, 1));
-    ::close(it->second.fd);
+    if (it->second.fd < 0) m_options.device_memory->release(it->second.view);
+    else {
+        ::munmap(it->second.view, std::max<std::size_t>(it->second.bytes, 1));
+        ::close(it->second.fd);
+    }
     m_allocations.erase(it);
 }
 
@@ -322,6 +375,8 @@ std::pair<const remote_executor::allocation*, std::size_t> remote_executor::loca
 }
 
 void remote_executor::do_upload(void* device_dst, const void* host_src, std::size_t bytes) {
+    stop_all_but(-1);  // no thread of a candidate runs while the checker touches its buffers
+    if (m_options.device_memory != nullptr) return m_options.device_memory->upload(device_dst, host_src, bytes);
     std::memcpy(device_dst, host_src, bytes);
     if (!m_on_device) return;
     const auto [a, off] = locate(device_dst);
@@ -330,6 +385,8 @@ void remote_executor::do_upload(void* device_dst, const void* host_src, std::siz
 }
 
 void remote_executor::do_download(void* host_dst, const void* device_src, std::size_t bytes) {
+    stop_all_but(-1);
+    if (m_options.device_memory != nullptr) return m_options.device_memory->download(host_dst, device_src, bytes);
     if (m_on_device) {
         const auto [a, off] = locate(device_src);
         (void)request(m_last_host, {{"op", "download"}, {"buffer", a->id}, {"offset", off}, {"bytes", bytes}});
@@ -338,6 +395,8 @@ void remote_executor::do_download(void* host_dst, const void* device_src, std::s
 }
 
 void remote_executor::do_fill(void* device_dst, unsigned char value, std::size_t bytes) {
+    stop_all_but(-1);
+    if (m_options.device_memory != nullptr) return m_options.device_memory->fill(device_dst, value, bytes);
     if (!m_on_device) {
         std::memset(device_dst, value, bytes);
         return;
@@ -392,13 +451,17 @@ call_outcome remote_executor::do_invoke(entry_fn f, const kl_args& a) {
     const auto& e = entry_of(f);
     const int args = args_id(e.host, a);
     m_last_host = e.host;
-    return outcome_of(request(e.host, {{"op", "invoke"}, {"entry", e.entry}, {"args", args}}));
+    flush_pending(e.host);
+    auto out = outcome_of(request(e.host, {{"op", "invoke"}, {"entry", e.entry}, {"args", args}}));
+    m_last_census = std::move(out.census);
+    return out;
 }
 
 double remote_executor::do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) {
     const auto& e = entry_of(f);
     const int args = args_id(e.host, a);
     m_last_host = e.host;
+    flush_pending(e.host);
     double window = 0;
     const auto r = timed_request(e.host, {{"op", "time"}, {"entry", e.entry}, {"args", args}}, window);
     outcome = outcome_of(r);
@@ -409,10 +472,16 @@ double remote_executor::do_time_call(entry_fn f, const kl_args& a, call_outcome&
 }
 
 void remote_executor::do_flush_caches(std::uint64_t bytes) {
-    // Every host flushes (it evicts what its core and the device cache hold), the host about to
-    // be timed last.
-    for (int h = 0; h < static_cast<int>(m_hosts.size()); ++h)
-        if (m_hosts[static_cast<std::size_t>(h)].pid > 0) (void)request(h, {{"op", "flush"}, {"bytes", bytes}});
+    // Made by the host of the next call, just before it (it evicts what that host's core and the
+    // device cache hold): see flush_pending.
+    m_pending_flush = bytes;
+}
+
+void remote_executor::flush_pending(int h) {
+    if (!m_pending_flush) return;
+    const std::uint64_t bytes = *m_pending_flush;
+    m_pending_flush.reset();
+    (void)request(h, {{"op", "flush"}, {"bytes", bytes}});
 }
 
 json remote_executor::do_extra_timing(entry_fn f, const std::vector<const kl_args*>& sets, double median_s) {

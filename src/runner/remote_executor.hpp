@@ -4,10 +4,12 @@
 // one more executor whose buffers are mirrors; behind it are one or more candidate hosts
 // (runner/candidate_host.hpp), one per library to time (the candidate; the base of an A/B), each
 // a confined child process that never sees the job, the reference or the results channel.
-//   - Buffers: every mirror is a memfd mapped by the checker and by every host. On the CPU the
+//   - Buffers: on the CPU every mirror is a memfd mapped by the checker and by every host; the
 //     hosts compute in it directly, so upload/download are memcpys here and reading back the
-//     inputs after every call is cheap; on a GPU each host keeps a device copy and the memfd is
-//     the staging area of its uploads and downloads.
+//     inputs after every call is cheap. On a GPU the checker allocates every mirror on its own
+//     device context and shares it with the hosts (CUDA IPC): the hosts compute in it, the
+//     checker alone copies to and from it. (Without a device executor for the checker, each
+//     host keeps a device copy of a shared memfd and copies it itself.)
 //   - Entry points: resolve() returns a token (the address of a byte this object owns, never
 //     called) that names a host and an entry point there.
 //   - Calls: invoke / time_call / flush / extra timing are requests to the host that owns the
@@ -15,8 +17,10 @@
 //     with the host's claimed sample (last_sample_info "window_s"), and the calibration measured
 //     before any candidate code was loaded says what the window adds to an honest sample
 //     (isolation_facts "timer_calibration"); the orchestrator holds the two against each other.
-//   - Between its requests every host is stopped (SIGSTOP): no thread of a candidate runs while
-//     the checker prepares or checks a call, or while the other side of an A/B is timed.
+//   - A host runs only while the checker waits for it: it is stopped (SIGSTOP) before the checker
+//     reads or writes the shared buffers and before another host is asked anything, so no thread
+//     of a candidate runs while the checker prepares or checks a call, or while the other side of
+//     an A/B is timed.
 //   - A host that dies (a crash, SIGSYS from the confinement) or breaks the protocol ends the
 //     call with host_died, which the runner reports as the candidate's failure.
 #pragma once
@@ -28,9 +32,11 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,7 +56,13 @@ struct remote_options {
     std::filesystem::path runner_exe;               // the binary to start with --serve-candidate
     std::filesystem::path scratch_root;             // each host gets a fresh directory under it
     bool census = false;                            // the hosts attach the kernel census (CUDA gate)
+    bool under_profiler = false;                    // profile phase: the confinement allows sockets (ncu)
     bool confine = true;                            // KLOOP_UNCONFINED=1 turns it off (diagnostics)
+    // On a GPU: the checker's own executor for the candidate's device. The checker allocates
+    // every buffer there and shares it with the hosts (CUDA IPC); uploads, downloads and fills
+    // are the checker's own copies. Null: the hosts keep device copies of shared host memory,
+    // and copy it themselves (docs/security.md says what that leaves open).
+    executor_base* device_memory = nullptr;
     int calibration_calls = 48;
 };
 
@@ -83,7 +95,9 @@ protected:
     void do_download(void* host_dst, const void* device_src, std::size_t bytes) override;
     void do_fill(void* device_dst, unsigned char value, std::size_t bytes) override;
     call_outcome do_invoke(entry_fn f, const kl_args& a) override;
-    nlohmann::json do_take_census() override { return nullptr; }  // carried by the host's reply
+    // The census the host's reply to the last invoke carried (executor_base::invoke asks after
+    // do_invoke returns).
+    nlohmann::json do_take_census() override { return std::exchange(m_last_census, nullptr); }
     void do_flush_caches(std::uint64_t bytes) override;
     double do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) override;
     void do_describe(nlohmann::json& out) const override;
@@ -104,9 +118,10 @@ private:
     };
     struct allocation {
         int id = 0;
-        unsigned char* view = nullptr;
+        unsigned char* view = nullptr;    // host memory (memfd), or the checker's device pointer
         std::size_t bytes = 0;
-        int fd = -1;
+        int fd = -1;                      // -1 for device memory shared by IPC
+        std::string ipc;                  // the IPC handle of a device allocation
     };
     struct entry_ref {
         int host = 0;
@@ -118,6 +133,10 @@ private:
     nlohmann::json request(int h, const nlohmann::json& req, const std::vector<int>& fds = {});
     void resume(host& x);
     void stop(host& x);
+    // Stops every host but `keep` (-1: all). A host runs only while the checker waits for its
+    // replies: it is stopped before another host is asked anything and before the checker reads
+    // or writes the shared buffers.
+    void stop_all_but(int keep);
     [[noreturn]] void lost(host& x, const std::string& what);
     void map_into(int h, const allocation& a);
     [[nodiscard]] std::pair<const allocation*, std::size_t> locate(const void* p) const;
@@ -126,6 +145,7 @@ private:
     int args_id(int h, const kl_args& a);
     void calibrate(int h);
     nlohmann::json timed_request(int h, const nlohmann::json& req, double& window_s);
+    void flush_pending(int h);
 
     remote_options m_options;
     bool m_on_device = false;
@@ -137,7 +157,9 @@ private:
     std::unordered_map<std::string, int> m_arg_ids;        // an argument set's description → id
     int m_last_host = 0;                                   // the host whose device copy is current
     nlohmann::json m_last_info;
+    nlohmann::json m_last_census;
     nlohmann::json m_device_facts;
+    std::optional<std::uint64_t> m_pending_flush;          // flush_caches before the next call
 };
 
 }  // namespace kloop::runner

@@ -55,6 +55,22 @@ int runner_main(int argc, char** argv, const executor_factory& make_executor) {
         opts.runner_exe = std::filesystem::read_symlink("/proc/self/exe");
         opts.scratch_root = std::filesystem::current_path();
         opts.census = j.phase == job_phase::gate && j.candidate_device == "cuda";
+        opts.under_profiler = j.phase == job_phase::profile;
+        // On a GPU the checker allocates and copies the candidate's buffers itself (CUDA IPC),
+        // on the reference's executor when it runs on the same device.
+        std::unique_ptr<executor_base> device_memory;
+        if (j.candidate_device != "cpu") {
+            if (j.reference_device == j.candidate_device) {
+                opts.device_memory = ref.get();
+            } else {
+                try {
+                    device_memory = make_executor(j.candidate_device);
+                } catch (const std::exception&) {
+                    device_memory.reset();  // the host reports the device; its copies are used
+                }
+                opts.device_memory = device_memory.get();
+            }
+        }
         remote_executor candidates(opts);
         return run_job(j, events, candidates, *ref);
     } catch (const std::exception& e) {

@@ -184,8 +184,10 @@ TEST(TritonLoopTest, InitIterateAndBestOnTheGpu) {
     const auto proposal = tmp.path() / "proposal.md";
     kloop::platform::write_file_atomic(proposal, "Direction: one fused kernel per pass\nExpected: faster on every shape\n\n"
                                                  "## Strategy tags\n- fusion\n");
+    // The Python worker runs the candidate beside the reference: unconfined (docs/security.md),
+    // so a FASTER iteration is promoted only when asked.
     std::vector<std::string> it = {"iterate", "--workspace", ws, "--candidate", kernel.string(), "--proposal",
-                                   proposal.string()};
+                                   proposal.string(), "--allow-unconfined"};
     for (const auto& q : quick_bench()) it.push_back(q);
     const auto v1 = run(it);
     ASSERT_EQ(v1.exit_code, 0) << v1.err << v1.out;

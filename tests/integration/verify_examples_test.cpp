@@ -57,7 +57,11 @@ TEST_P(GoodVersionTest, PassesGateAndIsBenchmarked) {
     EXPECT_GT(rec.at("bench").at("wall_s").get<double>(), sampled_s);
     for (const auto& s : shapes) {
         EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
-        EXPECT_GE(s.at("n").get<int>(), 10);
+        // The stopping rule's minimum, unless its time cap came first (a busy machine).
+        if (s.at("stop_reason") != "time_cap") {
+            EXPECT_GE(s.at("n").get<int>(), 10) << s.dump();
+        }
+        EXPECT_GE(s.at("n").get<int>(), 1);
         EXPECT_GT(s.at("median_ms").get<double>(), 0.0);
         EXPECT_LE(s.at("min_ms").get<double>(), s.at("median_ms").get<double>());
         EXPECT_LE(s.at("p10_ms").get<double>(), s.at("p90_ms").get<double>());

@@ -195,6 +195,34 @@ void cuda_executor::do_fill(void* device_dst, unsigned char value, std::size_t b
     KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
 }
 
+std::string cuda_executor::do_export_memory(void* device_ptr) {
+    cudaIpcMemHandle_t h{};
+    KLOOP_CUDA_CALL(cudaIpcGetMemHandle(&h, device_ptr));
+    static const char* digits = "0123456789abcdef";
+    std::string hex;
+    for (std::size_t i = 0; i < sizeof(h.reserved); ++i) {
+        const auto b = static_cast<unsigned char>(h.reserved[i]);
+        hex += digits[b >> 4];
+        hex += digits[b & 15];
+    }
+    return hex;
+}
+
+void* cuda_executor::do_import_memory(const std::string& handle) {
+    cudaIpcMemHandle_t h{};
+    if (handle.size() != 2 * sizeof(h.reserved)) throw std::runtime_error("a malformed CUDA IPC handle");
+    auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+    for (std::size_t i = 0; i < sizeof(h.reserved); ++i)
+        h.reserved[i] = static_cast<char>(nibble(handle[2 * i]) * 16 + nibble(handle[2 * i + 1]));
+    void* p = nullptr;
+    KLOOP_CUDA_CALL(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+    return p;
+}
+
+void cuda_executor::do_close_import(void* device_ptr) noexcept {
+    if (device_ptr != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaIpcCloseMemHandle(device_ptr));
+}
+
 runner::call_outcome cuda_executor::do_invoke(runner::entry_fn f, const kl_args& a) {
     runner::call_outcome out;
     m_current_entry = f;

@@ -78,6 +78,9 @@ protected:
     void do_upload(void* device_dst, const void* host_src, std::size_t bytes) override;
     void do_download(void* host_dst, const void* device_src, std::size_t bytes) override;
     void do_fill(void* device_dst, unsigned char value, std::size_t bytes) override;  // cudaMemsetAsync
+    std::string do_export_memory(void* device_ptr) override;   // cudaIpcGetMemHandle, as hex
+    void* do_import_memory(const std::string& handle) override;  // cudaIpcOpenMemHandle
+    void do_close_import(void* device_ptr) noexcept override;  // cudaIpcCloseMemHandle
     runner::call_outcome do_invoke(runner::entry_fn f, const kl_args& a) override;
     void do_flush_caches(std::uint64_t bytes) override;
     double do_time_call(runner::entry_fn f, const kl_args& a, runner::call_outcome& outcome) override;

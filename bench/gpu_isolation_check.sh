@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# kloop's isolation on a GPU machine: what the kernel offers (seccomp, Landlock), the confinement
+# unit tests, the CPU and CUDA exploit corpora, the GPU test suite, and the wall time of
+# `kloop verify` with and without the candidate host (docs/security.md, docs/perf.md).
+#
+#   bench/gpu_isolation_check.sh BIN_DIR [BEFORE_DIR] [ROUNDS]
+#
+# BIN_DIR holds src/{kloop,kloop-runner,kloop-runner-cuda} and the test binaries under tests/
+# (as in a build tree), built on the dev machine under /work/main/build: the test binaries find
+# kloop there, so /work/main and /work/main/build are linked to this checkout and BIN_DIR.
+# BEFORE_DIR (optional) holds src/{kloop,kloop-runner,kloop-runner-cuda} of the version to
+# compare against: `kloop verify` of examples/rmsnorm-cuda v4 runs ROUNDS times with each,
+# alternating, and the wall times are printed side by side. Every step is time-boxed; results go
+# to $OUT (or /tmp/kloop-gpu).
+set -u
+bin=$(cd "$1" && pwd -P)
+before=${2:-}
+rounds=${3:-3}
+out=${OUT:-/tmp/kloop-gpu}
+mkdir -p "$out"
+if [ "$(cd /work/main 2>/dev/null && pwd -P)" != "$(pwd -P)" ]; then
+  mkdir -p /work && rm -rf /work/main && ln -s "$(pwd -P)" /work/main
+fi
+cd /work/main
+[ "$(pwd -P)/build" = "$bin" ] || ln -sfn "$bin" build
+export KLOOP_HOME=/tmp/kloop-home KLOOP_TEST_PYTHON=$(command -v python3)
+mkdir -p "$KLOOP_HOME/calibration" && cp tests/data/ncu/calibration_NVIDIA_H200.json "$KLOOP_HOME/calibration/NVIDIA_H200.json"
+
+step() {  # step NAME SECONDS CMD...: output in $out/NAME.txt, exit status and time in $out/steps.txt
+  local name=$1 secs=$2; shift 2
+  local t0; t0=$(date +%s%N)
+  timeout "$secs" "$@" > "$out/$name.txt" 2>&1
+  local rc=$?
+  echo "$name: exit $rc in $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s" | tee -a "$out/steps.txt"
+}
+
+{ uname -r; nvidia-smi -L; date -u; grep -o 'landlock[^,]*' /sys/kernel/security/lsm 2>/dev/null; } > "$out/machine.txt" 2>&1
+step confinement_unit 120 "$bin/tests/unit/platform/kloop.test.platform" --gtest_filter='Confinement*'
+step exploits_cuda 420 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='Corpus/CudaExploit*'
+step rmsnorm_cuda 540 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='Example/RmsnormCuda*:*Broken*'
+step exploits_cpu 420 "$bin/tests/integration/kloop.test.integration.exploits"
+
+if [ -n "$before" ]; then
+  b=$(cd "$before" && pwd -P)
+  v="verify examples/rmsnorm-cuda --candidate examples/rmsnorm-cuda/versions/v4_hybrid.cu --json"
+  for i in $(seq 1 "$rounds"); do
+    for side in before after; do
+      dir=$bin; [ $side = before ] && dir=$b
+      t0=$(date +%s%N)
+      timeout 300 "$dir/src/kloop" $v > "$out/verify_${side}_$i.json" 2>/dev/null
+      rc=$?
+      echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/overhead.txt"
+    done
+  done
+fi
+tail -n 3 "$out"/*.txt | grep -E "PASSED|FAILED|passed|failed|exit" | head -40
