@@ -9,8 +9,9 @@
 # (as in a build tree), built on the dev machine under /work/main/build: the test binaries find
 # kloop there, so /work/main and /work/main/build are linked to this checkout and BIN_DIR.
 # BEFORE_DIR (optional) holds src/{kloop,kloop-runner,kloop-runner-cuda} of the version to
-# compare against: `kloop verify` of examples/rmsnorm-cuda v4 runs ROUNDS times with each,
-# alternating, and the wall times are printed side by side. Every step is time-boxed; results go
+# compare against: `kloop verify` of examples/rmsnorm-cuda v4 (two bench shapes) runs ROUNDS
+# times with each, alternating, after one warm-up round each, and the wall times are printed side
+# by side. SKIP_TESTS=1 runs only that comparison. Every step is time-boxed; results go
 # to $OUT (or /tmp/kloop-gpu).
 set -u
 bin=$(cd "$1" && pwd -P)
@@ -35,19 +36,22 @@ step() {  # step NAME SECONDS CMD...: output in $out/NAME.txt, exit status and t
 }
 
 { uname -r; nvidia-smi -L; date -u; grep -o 'landlock[^,]*' /sys/kernel/security/lsm 2>/dev/null; } > "$out/machine.txt" 2>&1
+if [ -n "${SKIP_TESTS:-}" ]; then :; else
 step confinement_unit 120 "$bin/tests/unit/platform/kloop.test.platform" --gtest_filter='Confinement*'
 step exploits_cuda 420 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='Corpus/CudaExploit*'
 step rmsnorm_cuda 540 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='Example/RmsnormCuda*:*Broken*'
 step exploits_cpu 420 "$bin/tests/integration/kloop.test.integration.exploits"
+fi
 
 if [ -n "$before" ]; then
+  # Each side with its own warm build cache; round 0 warms it (builds) and is not counted.
   b=$(cd "$before" && pwd -P)
-  v="verify examples/rmsnorm-cuda --candidate examples/rmsnorm-cuda/versions/v4_hybrid.cu --json"
-  for i in $(seq 1 "$rounds"); do
+  v="verify examples/rmsnorm-cuda --candidate examples/rmsnorm-cuda/versions/v4_hybrid.cu --json --shape r8192_h1024 --shape r16384_h4096"
+  for i in $(seq 0 "$rounds"); do
     for side in before after; do
       dir=$bin; [ $side = before ] && dir=$b
       t0=$(date +%s%N)
-      timeout 300 "$dir/src/kloop" $v > "$out/verify_${side}_$i.json" 2>/dev/null
+      KLOOP_HOME=/tmp/kloop-home-$side timeout 300 "$dir/src/kloop" $v > "$out/verify_${side}_$i.json" 2>/dev/null
       rc=$?
       echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/overhead.txt"
     done

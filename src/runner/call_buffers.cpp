@@ -2,6 +2,7 @@
 #include "runner/call_buffers.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -81,6 +82,7 @@ void call_buffers::prepare() {
 }
 
 void call_buffers::collect() {
+    m_zones_collected = true;
     for_each_buffer([&](check::guarded_buffer& b, void*& dev) { m_exec.download(b.get_block(), dev, b.get_block_bytes()); });
 }
 
@@ -217,6 +219,8 @@ bool draws_independently(spec::init_kind kind) {
 
 // Beyond this many patched elements an input's remembered values are folded into a new base.
 constexpr std::size_t k_max_patches = 4096;
+// perturb_inputs scatters its elements inside a window of this many consecutive elements.
+constexpr std::uint64_t k_perturb_window = 4096;
 
 }  // namespace
 
@@ -227,13 +231,18 @@ void call_buffers::prepare_call() {
         for (auto& b : m_outputs) b.reset_redzones();
         return;
     }
-    for_each_buffer([&](check::guarded_buffer& b, void*& dev) {
-        b.reset_redzones();
-        auto* d = static_cast<unsigned char*>(dev);
-        const std::size_t front = b.get_front_bytes();
-        m_exec.upload(d, b.get_block(), front);
-        m_exec.upload(d + front + b.bytes(), b.get_block() + front + b.bytes(), b.get_redzone_bytes());
-    });
+    // The zones are rewritten unless the check after the last call found every one intact (then
+    // they hold the canary already: rewriting them would copy the same bytes).
+    if (!m_zones_intact)
+        for_each_buffer([&](check::guarded_buffer& b, void*& dev) {
+            b.reset_redzones();
+            auto* d = static_cast<unsigned char*>(dev);
+            const std::size_t front = b.get_front_bytes();
+            m_exec.upload(d, b.get_block(), front);
+            m_exec.upload(d + front + b.bytes(), b.get_block() + front + b.bytes(), b.get_redzone_bytes());
+        });
+    m_zones_intact = false;  // until the check after this call
+    m_zones_collected = false;
     for (std::size_t i = 0; i < m_outputs.size(); ++i)
         m_exec.fill(static_cast<unsigned char*>(m_device_out[i]) + m_outputs[i].get_front_bytes(), 0xFF,
                     m_outputs[i].bytes());
@@ -256,16 +265,23 @@ void call_buffers::perturb_inputs(std::uint64_t seed, int count) {
             pristine.copy_to(folded->data());
             pristine = {std::move(folded), 0, {}};
         }
+        // The positions are scattered inside one window at a random place, so a mirror takes one
+        // upload per input rather than one per element.
         auto* data = static_cast<unsigned char*>(m_inputs[i].data());
+        const std::uint64_t window = std::min<std::uint64_t>(n, k_perturb_window);
+        const std::uint64_t start = r.next_below(n - window + 1);
+        std::size_t lo = SIZE_MAX, hi = 0;
         for (std::int64_t e = 0; e < k; ++e) {
-            const std::size_t off = static_cast<std::size_t>(r.next_below(n)) * elem;
+            const std::size_t off = static_cast<std::size_t>(start + r.next_below(window)) * elem;
             const unsigned char* v = fresh.data() + static_cast<std::size_t>(e) * elem;
             std::memcpy(data + off, v, elem);
             pristine.patches[off].assign(v, v + elem);
-            if (m_exec.needs_mirrors())
-                m_exec.upload(static_cast<unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes() + off,
-                              data + off, elem);
+            lo = std::min(lo, off);
+            hi = std::max(hi, off + elem);
         }
+        if (m_exec.needs_mirrors() && lo < hi)
+            m_exec.upload(static_cast<unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes() + lo, data + lo,
+                          hi - lo);
     }
 }
 
@@ -283,6 +299,7 @@ bool call_buffers::guards_cover_inputs() const { return !m_exec.needs_mirrors() 
 
 void call_buffers::collect_guards() {
     if (!m_exec.needs_mirrors()) return;
+    m_zones_collected = true;
     for_each_buffer([&](check::guarded_buffer& b, void*& dev) {
         const auto* d = static_cast<const unsigned char*>(dev);
         const std::size_t front = b.get_front_bytes();
@@ -321,6 +338,8 @@ std::vector<red_zone_violation> call_buffers::find_red_zone_violations() const {
     };
     scan(m_inputs, m_plan.inputs);
     scan(m_outputs, m_plan.outputs);
+    // What this saw is what the mirror held when collect() or collect_guards() ran last.
+    m_zones_intact = bad.empty() && m_zones_collected;
     return bad;
 }
 

@@ -127,6 +127,10 @@ private:
     std::vector<kl_dim> m_dims;
     std::vector<std::string> m_dim_names;
     kl_args m_args{};
+    // The mirror's red zones as last seen: collected since the last prepare_call, and found
+    // intact by find_red_zone_violations (then prepare_call need not rewrite them).
+    mutable bool m_zones_intact = false;
+    bool m_zones_collected = false;
 };
 
 }  // namespace kloop::runner

@@ -20,6 +20,18 @@ struct kloop_run {
 inline std::string source_dir() { return KLOOP_TEST_SOURCE_DIR; }
 inline std::string example_dir() { return source_dir() + "/examples/rmsnorm"; }
 
+// A finished kloop process as a kloop_run: -1 for a process that did not start, timed out or was
+// killed; the record when stdout is JSON.
+inline kloop_run to_kloop_run(const platform::process_result& r) {
+    kloop_run k;
+    k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
+    k.out = r.stdout_text;
+    k.err = r.stderr_text;
+    k.record = nlohmann::json::parse(k.out, nullptr, false);
+    if (k.record.is_discarded()) k.record = nullptr;
+    return k;
+}
+
 // Runs `kloop <args...>` with KLOOP_HOME set to a cache shared by the integration tests.
 inline kloop_run run_kloop(const std::vector<std::string>& args, double timeout_s = 300) {
     platform::process_request req;
@@ -29,14 +41,7 @@ inline kloop_run run_kloop(const std::vector<std::string>& args, double timeout_
     req.timeout_s = timeout_s;
     req.max_capture_bytes = 64 << 20;
     platform::posix_command_runner runner;
-    const auto r = runner.run(req);
-    kloop_run k;
-    k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
-    k.out = r.stdout_text;
-    k.err = r.stderr_text;
-    k.record = nlohmann::json::parse(k.out, nullptr, false);
-    if (k.record.is_discarded()) k.record = nullptr;
-    return k;
+    return to_kloop_run(runner.run(req));
 }
 
 // Quick bench settings so the suite stays fast; the stopping rule still applies.

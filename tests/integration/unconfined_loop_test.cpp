@@ -56,12 +56,7 @@ protected:
         req.timeout_s = 600;
         req.max_capture_bytes = 64 << 20;
         kloop::platform::posix_command_runner runner;
-        const auto r = runner.run(req);
-        kloop::testing::kloop_run k;
-        k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
-        k.out = r.stdout_text;
-        k.err = r.stderr_text;
-        return k;
+        return kloop::testing::to_kloop_run(runner.run(req));
     }
 
     kloop::testing::kloop_run iterate(const std::vector<std::string>& extra) {
