@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "eval/call_judgement.hpp"
 #include "eval/candidate_integrity.hpp"
+#include "eval/physics_floor.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
 #include "kloop/version.hpp"
@@ -402,6 +403,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     if (ev.status != disposition::passed) return ev;
 
     // Phase 3: bench, in a fresh runner process (green gate only).
+    auto physics = physics_floor_not_timed();  // no median may beat the hardware (eval/physics_floor)
     if (ctx.options.bench) {
         // On a GPU, 0 means "2 x L2 of the device": the runner knows it, and flushes that much
         // before every sample anyway (docs/measurement.md, GPU timing protocol).
@@ -423,6 +425,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands);
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
+        physics = bench_physics_check(bench_job, bench_session.events, ev.bench, ev.env);
         if (python) python_bench_events = bench_session.events;
         if (!ev.bench.ok) {
             ev.status = disposition::gate_failed;
@@ -435,6 +438,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         }
     }
     ev.integrity = integrity_checks(ev.gate, ev.bench, judged);
+    ev.integrity.push_back(physics);
     add_candidate_checks(ev);
     return ev;
 }
