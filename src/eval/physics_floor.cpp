@@ -204,8 +204,8 @@ integrity_check physics_floor_check(const std::vector<physics_shape>& shapes, co
                    fmt::format(" (under the floor by less than the {:.0f} % that fails)", physics_fail_margin * 100) + peaks;
     } else if (judged > 0) {
         c.status = check_status::pass;
-        c.detail = label + fmt::format("{} timed shape(s) at or above the floor; closest {} at {:.0f} % of the floor's "
-                                       "speed",
+        c.detail = label + fmt::format("{} timed shape(s) within physics; the closest, {}, at {:.0f} % of the floor "
+                                       "(floor / median; 100 % = the hardware's limit)",
                                        judged, closest_key, closest * 100) +
                    peaks;
     } else {
