@@ -180,8 +180,10 @@ protected:
         std::vector<shape_noise> shapes;
         int o_faster = 0, o_slower = 0, o_same = 0, o_ambiguous = 0;
         bool all_ok = true;
+        std::string first_failure;  // why the first run that is not ok is not (a red side, a shape)
         for (const auto& r : runs) {
             all_ok = all_ok && r.ok;
+            if (!r.ok && first_failure.empty()) first_failure = r.reason.empty() ? "a run did not complete" : r.reason;
             if (r.overall) count(o_faster, o_slower, o_same, o_ambiguous, r.overall->verdict);
             for (std::size_t k = 0; k < r.shapes.size(); ++k) {
                 const auto& s = r.shapes[k];
@@ -235,6 +237,7 @@ protected:
                      {"load_average_before", load_before}, {"load_average_after", load_after}}},
             {"runs", c.runs},
             {"ok", all_ok},
+            {"reason", first_failure},
             {"config", {{"min_effect", c.ab.min_effect}, {"resamples", c.ab.resamples}, {"confidence", c.ab.confidence},
                         {"min_samples", c.ab.min_samples},
                         {"stop", {{"min_samples", c.options.stop.min_samples}, {"min_time_s", c.options.stop.min_time_s},
@@ -273,6 +276,7 @@ protected:
             inv.out << fmt::format("overall geomean verdicts: {} FASTER, {} SLOWER, {} SAME, {} AMBIGUOUS\n", o_faster,
                                    o_slower, o_same, o_ambiguous);
         }
+        if (!all_ok && !c.json) inv.out << "NOT OK: " << first_failure << "\n";
         return all_ok ? static_cast<int>(exit_code::success) : static_cast<int>(exit_code::gate_red);
     }
 

@@ -271,6 +271,22 @@ ab_evaluation compare_candidates(const ab_context& ctx) {
     return r;
 }
 
+void judge_ab_physics(ab_evaluation& r, const physics_bounds_choice& bounds) {
+    for (const bool candidate_side : {false, true}) {
+        std::vector<physics_shape> shapes;
+        for (const auto& s : r.shapes) {
+            const auto& stats = candidate_side ? s.candidate_s : s.base_s;
+            if (stats) shapes.push_back({s.mode, s.shape, stats->median, s.bytes, s.flops, s.written_bytes});
+        }
+        apply_physics_check(candidate_side ? r.candidate : r.base, physics_floor_check(shapes, bounds, "A/B medians: "));
+    }
+    // A side below the floor: its times are not its work's, so no verdict stands.
+    if (std::string why = red_sides(r); !why.empty()) {
+        r.ok = false;
+        r.reason = std::move(why);
+    }
+}
+
 ab_evaluation retime_candidates(const ab_context& ctx, const ab_evaluation& gated, int run) {
     if (ctx.spec.blackbox) return blackbox::retime(ctx, gated, run);
     if (!gated.timed) throw internal_error("retime_candidates: the pair was never timed (a red or unbuilt side)");
@@ -339,7 +355,10 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
         const auto st = stage.find(item.id);
         auto row = interpret_item(plan, it == results.end() ? nullptr : it->second, st != stage.end(),
                                   st == stage.end() ? "" : st->second, r.runner_failure, r.config);
-        row.bytes = spec_cost(ctx.spec, plan).bytes;
+        const auto cost = spec_cost(ctx.spec, plan);
+        row.bytes = cost.bytes;
+        row.flops = cost.flops;
+        row.written_bytes = written_bytes_of(plan);
         all_ok = all_ok && row.ok;
         r.shapes.push_back(std::move(row));
     }
@@ -354,6 +373,7 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
         for (auto& c : ev->integrity)
             if (c.name == "isolation") c = isolation_check(ev->isolation);
     }
+    judge_ab_physics(r, physics_bounds_from_events(session.events, r.candidate.env));
 
     std::vector<std::pair<std::vector<double>, std::vector<double>>> pairs;
     for (const auto& s : r.shapes)

@@ -15,6 +15,7 @@
 
 #include "eval/evaluation.hpp"
 #include "eval/evaluation_options.hpp"
+#include "eval/physics_floor.hpp"
 #include "measure/ab_comparison.hpp"
 #include "measure/statistics.hpp"
 #include "platform/subprocess.hpp"
@@ -39,6 +40,8 @@ struct ab_shape_result {
     int input_sets = 0;
     std::uint64_t flush_bytes = 0;
     std::optional<double> bytes;           // the spec's bytes for this shape
+    std::optional<double> flops;           // the spec's flops for this shape
+    double written_bytes = 0;              // bytes of the call's outputs and in-out inputs
     int base_checks_total = 0;             // checked timed calls (new values, same addresses)
     int base_checks_failed = 0;
     int candidate_checks_total = 0;
@@ -83,6 +86,11 @@ struct ab_context {
 // and computes the verdicts. Everything either side does is data in the result; throws only for
 // what evaluate() throws (a reference that does not build, a usage error, an interruption).
 [[nodiscard]] ab_evaluation compare_candidates(const ab_context& ctx);
+
+// Each side's A/B medians against the physics floor (eval/physics_floor.hpp): the check replaces
+// the side's `physics_floor` entry; a side below the floor is rejected (gate_failed, the reason
+// names the shape, the achieved rate and the peak) and the pair then has no verdict (ok = false).
+void judge_ab_physics(ab_evaluation& r, const physics_bounds_choice& bounds);
 
 // Times an already compared pair again in a fresh runner process, without rebuilding or
 // re-gating (`kloop noise`: A against A, N times). `gated` must have been timed (both gates

@@ -16,6 +16,7 @@
 #include "eval/call_judgement.hpp"
 #include "eval/candidate_integrity.hpp"
 #include "eval/isolation_checks.hpp"
+#include "eval/physics_floor.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
 #include "kloop/version.hpp"
@@ -409,6 +410,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     if (ev.status != disposition::passed) return ev;
 
     // Phase 3: bench, in a fresh runner process (green gate only).
+    auto physics = physics_floor_not_timed();  // no median may beat the hardware (eval/physics_floor)
     if (ctx.options.bench) {
         // On a GPU, 0 means "2 x L2 of the device": the runner knows it, and flushes that much
         // before every sample anyway (docs/measurement.md, GPU timing protocol).
@@ -434,6 +436,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
         ev.isolation = merge_isolation(ev.isolation, session_isolation(bench_session.events));
         timer_check = timer_cross_check(bench_job, bench_session.events);
+        physics = bench_physics_check(bench_job, bench_session.events, ev.bench, ev.env);
         if (python) python_bench_events = bench_session.events;
         if (!ev.bench.ok) {
             ev.status = disposition::gate_failed;
@@ -446,6 +449,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         }
     }
     ev.integrity = integrity_checks(ev.gate, ev.bench, judged);
+    ev.integrity.push_back(physics);
     add_candidate_checks(ev);
     return ev;
 }

@@ -57,6 +57,18 @@ std::string default_profile_shape(const spec::op_spec& spec, const std::string& 
     return best;
 }
 
+std::string timer_below_profiler(const std::string& key, double measured_ns, double ncu_ns_per_call,
+                                 double kernels_per_call) {
+    if (!(measured_ns > 0) || !(ncu_ns_per_call > 0)) return "";
+    const double margin = kernels_per_call > 1 ? profiler_margin_several_kernels : profiler_margin_one_kernel;
+    if (measured_ns >= ncu_ns_per_call * (1.0 - margin)) return "";
+    return fmt::format(
+        "timer_below_profiler: {} measured {:.4g} ms, but ncu timed its kernels at {:.4g} ms per call ({:.3g} "
+        "kernel(s), gpu__time_duration): the bench median is {:.2f}x under an out-of-process measurement (margin "
+        "{:.0f} %) — work ran outside the timed window, or the timer was fooled",
+        key, measured_ns * 1e-6, ncu_ns_per_call * 1e-6, kernels_per_call, ncu_ns_per_call / measured_ns, margin * 100);
+}
+
 void judge_profiles(profile_step_result& r) {
     r.suspect = false;
     r.suspect_reasons.clear();
@@ -110,6 +122,28 @@ void judge_profiles(profile_step_result& r) {
                 profile::to_string(peaks.suspect->source), profile::default_suspect_margin * 100));
         }
     }
+
+    // The bench's timer against ncu's (an out-of-process measurement of the same call's kernels):
+    // per target, the smallest per-call kernel time of its parsed captures, so the rule leans
+    // towards not flagging.
+    std::map<std::string, std::pair<double, double>> ncu_per_call;  // key → (ns per call, kernels per call)
+    std::map<std::string, double> measured;
+    for (const auto& e : r.entries) {
+        if (!e.summary || !e.measured_ns || e.summary->kernels.empty()) continue;
+        const auto& s = *e.summary;
+        if (s.kernels_with_duration != s.kernels.size() || !(s.total_duration_ns > 0)) continue;
+        const double calls = s.roofline ? std::max(1, s.roofline->calls_profiled) : 1;
+        const auto key = e.capture.mode + "/" + e.capture.shape;
+        const std::pair<double, double> v{s.total_duration_ns / calls, static_cast<double>(s.kernels.size()) / calls};
+        auto [it, fresh] = ncu_per_call.try_emplace(key, v);
+        if (!fresh && v.first < it->second.first) it->second = v;
+        measured[key] = *e.measured_ns;
+    }
+    for (const auto& [key, v] : ncu_per_call)
+        if (auto why = timer_below_profiler(key, measured[key], v.first, v.second); !why.empty()) {
+            r.suspect = true;
+            r.suspect_reasons.push_back(std::move(why));
+        }
 
     if (r.entries.empty()) return;
     if (parsed == 0) {

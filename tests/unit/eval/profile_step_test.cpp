@@ -282,3 +282,47 @@ TEST(SuspectRules, AnOpWithoutFlopsIsJudgedOnBytesAlone) {
     EXPECT_EQ(r.status, "targeted");
     EXPECT_TRUE(r.suspect);
 }
+
+// timer_below_profiler: the bench median against ncu's gpu__time_duration of the same call.
+TEST(SuspectRules, AMedianFarUnderNcusKernelTimeIsSuspect) {
+    scoped_home home;
+    // v0's recorded capture: one kernel, 2.641 ms in ncu. A bench median of 1.2 ms (within the
+    // roofline: 0.54 GB at 4.8 TB/s is 0.11 ms) cannot be that call's time.
+    eval::profile_step_result r;
+    r.entries.push_back(entry_of("targeted", recorded_v0_summary(1.2e6), 1.2e6, k_v0_bytes));
+    eval::judge_profiles(r);
+    ASSERT_TRUE(r.suspect);
+    bool found = false;
+    for (const auto& s : r.suspect_reasons)
+        if (s.rfind("timer_below_profiler: fwd/r16384_h8192", 0) == 0) {
+            found = true;
+            EXPECT_NE(s.find("2.641 ms"), std::string::npos) << s;
+        }
+    EXPECT_TRUE(found) << (r.suspect_reasons.empty() ? "" : r.suspect_reasons.front());
+    for (const auto& s : r.suspect_reasons) EXPECT_NE(s.rfind("below_floor", 0), 0u) << s;
+}
+
+TEST(SuspectRules, AMedianNearNcusKernelTimeIsNotSuspect) {
+    scoped_home home;
+    // The recorded bench median (2.649 ms) and a little under it (ncu flushes every cache; the
+    // bench can be a few % faster) are honest.
+    for (const double measured : {2.649e6, 2.2e6}) {
+        eval::profile_step_result r;
+        r.entries.push_back(entry_of("targeted", recorded_v0_summary(measured), measured, k_v0_bytes));
+        eval::judge_profiles(r);
+        EXPECT_FALSE(r.suspect) << measured << ": " << (r.suspect_reasons.empty() ? "" : r.suspect_reasons.front());
+    }
+}
+
+TEST(SuspectRules, TimerBelowProfilerMarginsDependOnTheKernelCount) {
+    const double ncu = 100e3;  // 100 µs per call
+    EXPECT_EQ(eval::timer_below_profiler("fwd/s", ncu * (1 - eval::profiler_margin_one_kernel), ncu, 1), "");
+    EXPECT_NE(eval::timer_below_profiler("fwd/s", ncu * (1 - eval::profiler_margin_one_kernel) * 0.999, ncu, 1), "");
+    // Several kernels: they may overlap on streams, or find each other's data in L2.
+    EXPECT_EQ(eval::timer_below_profiler("fwd/s", 60e3, ncu, 3), "");
+    EXPECT_EQ(eval::timer_below_profiler("fwd/s", ncu * (1 - eval::profiler_margin_several_kernels), ncu, 2), "");
+    EXPECT_NE(eval::timer_below_profiler("fwd/s", ncu * (1 - eval::profiler_margin_several_kernels) * 0.999, ncu, 2), "");
+    // Nothing to compare: no rule.
+    EXPECT_EQ(eval::timer_below_profiler("fwd/s", 0, ncu, 1), "");
+    EXPECT_EQ(eval::timer_below_profiler("fwd/s", 1e3, 0, 1), "");
+}

@@ -109,3 +109,55 @@ TEST(ClassificationTest, StatusNamesRoundTrip) {
     EXPECT_THROW((void)iteration_status_from_string("better"), std::invalid_argument);
     EXPECT_EQ(rejection_kind_from_string("timeout"), rejection_kind::timeout);
 }
+
+// The physics floor in the loop (eval/physics_floor.hpp): the A/B medians of a candidate faster
+// than the hardware allows reject it, whatever its verdict against the best.
+namespace {
+
+eval::physics_bounds_choice h200_bounds() {
+    return {eval::gpu_physics_bounds(*profile::datasheet_peaks("NVIDIA H200"), 60ull << 20), ""};
+}
+
+}  // namespace
+
+TEST(ClassificationTest, ACandidateBelowThePhysicsFloorIsRejectedNeverPositive) {
+    // 4 GB read in 1 ms by the best (4.0 TB/s); the candidate "1.8x faster" claims 7.2 TB/s.
+    auto ab = ab_with(ab_verdict::faster, 1.8, 1.7, 1.9);
+    ab.shapes[0].bytes = 4.0e9;
+    eval::judge_ab_physics(ab, h200_bounds());
+    EXPECT_FALSE(ab.ok);
+    EXPECT_EQ(ab.candidate.status, eval::disposition::gate_failed);
+    EXPECT_EQ(ab.base.status, eval::disposition::passed);
+    const auto c = classify(ab, "v0");
+    EXPECT_EQ(c.status, iteration_status::rejected);
+    EXPECT_EQ(c.kind, rejection_kind::integrity);
+    EXPECT_NE(c.reason.find("physics_floor"), std::string::npos) << c.reason;
+    EXPECT_NE(c.reason.find("fwd/a"), std::string::npos) << c.reason;
+    EXPECT_NE(c.reason.find("4.80 TB/s"), std::string::npos) << c.reason;
+}
+
+TEST(ClassificationTest, AnHonestFasterCandidateStaysPositiveUnderThePhysicsFloor) {
+    auto ab = ab_with(ab_verdict::faster, 1.1, 1.05, 1.15);  // 4.4 TB/s: under the 4.8 TB/s peak
+    ab.shapes[0].bytes = 4.0e9;
+    eval::judge_ab_physics(ab, h200_bounds());
+    EXPECT_TRUE(ab.ok);
+    const auto c = classify(ab, "v0");
+    EXPECT_EQ(c.status, iteration_status::positive) << c.reason;
+    bool found = false;
+    for (const auto& chk : ab.candidate.integrity)
+        if (chk.name == "physics_floor") {
+            found = true;
+            EXPECT_EQ(chk.status, eval::check_status::pass) << chk.detail;
+        }
+    EXPECT_TRUE(found);
+}
+
+TEST(ClassificationTest, ABestBelowThePhysicsFloorIsNotTheCandidatesFault) {
+    // The best's own medians are impossible (recorded before the check existed): no record, an error.
+    auto ab = ab_with(ab_verdict::slower, 0.5, 0.45, 0.55);
+    ab.shapes[0].bytes = 8.0e9;  // best 1 ms = 8 TB/s; candidate 2 ms = 4 TB/s
+    eval::judge_ab_physics(ab, h200_bounds());
+    EXPECT_EQ(ab.candidate.status, eval::disposition::passed);
+    EXPECT_EQ(ab.base.status, eval::disposition::gate_failed);
+    EXPECT_THROW((void)classify(ab, "v3"), kloop::error);
+}
