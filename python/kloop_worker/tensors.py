@@ -38,11 +38,11 @@ POISON_BITS = {"f16": 0x7E00, "bf16": 0x7FC0, "f32": 0x7FC00000, "f64": 0x7FF800
 _INT_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
-def _wide_np(a: np.ndarray) -> np.ndarray:
-    """A byte array as 8-byte words when its size and address allow (a faster comparison)."""
-    if a.size % 8 == 0 and a.ctypes.data % 8 == 0:
-        return a.view(np.uint64)
-    return a
+def _equal_bytes_np(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two byte arrays compared, as 8-byte words when both sizes and addresses allow (faster)."""
+    if a.size == b.size and a.size % 8 == 0 and a.ctypes.data % 8 == 0 and b.ctypes.data % 8 == 0:
+        return bool(np.array_equal(a.view(np.uint64), b.view(np.uint64)))
+    return bool(np.array_equal(a, b))
 
 
 def canary(n: int, phase: int) -> np.ndarray:
@@ -181,7 +181,7 @@ class NumpyBackend:
     def all_equal(self, pairs) -> bool:
         """Whether every (a, b) pair of byte arrays is equal (compared as 8-byte words where
         both allow it)."""
-        return all(np.array_equal(_wide_np(a), _wide_np(b)) for a, b in pairs)
+        return all(_equal_bytes_np(a, b) for a, b in pairs)
 
     def scatter_bytes(self, data_u8, byte_index: np.ndarray, values_u8: np.ndarray) -> None:
         data_u8[byte_index] = values_u8
@@ -269,7 +269,8 @@ class TorchBackend:
 
     def _wide(self, a, b):
         t = self.torch
-        if a.numel() % 8 == 0 and a.storage_offset() % 8 == 0 and b.storage_offset() % 8 == 0:
+        if a.numel() == b.numel() and a.numel() % 8 == 0 and a.storage_offset() % 8 == 0 and \
+                b.storage_offset() % 8 == 0:
             return a.view(t.int64), b.view(t.int64)
         return a, b
 

@@ -6,6 +6,7 @@ call. Runs whole bench / A/B jobs in this process on tests/fixtures/python_numpy
 reads the events the orchestrator would judge."""
 import json
 import os
+import statistics
 import sys
 import tempfile
 import unittest
@@ -59,7 +60,7 @@ def bench_item(seed=11, check_every=2, max_checks=16, min_samples=60, input_sets
 class Run:
     """One job run in this process: its events and the candidate's module."""
 
-    def __init__(self, phase, candidate, base=None, **item):
+    def __init__(self, phase, candidate, base=None, gate=(), **item):
         self.tmp = tempfile.mkdtemp(prefix="kloop-pyw-")
         cand_lib, self.module_name = manifest(self.tmp, os.path.join(FIXTURE, candidate))
         ref_lib, _ = manifest(self.tmp, os.path.join(FIXTURE, "ref.py"))
@@ -67,7 +68,7 @@ class Run:
         job = parse_job({
             "schema_version": 1, "phase": phase, "candidate_lib": cand_lib, "reference_lib": ref_lib,
             "base_lib": base_lib, "candidate_device": "python", "reference_device": "python", "evict_bytes": 0,
-            "calls": [fwd_call()], "gate": [], "bench": [bench_item(**item)],
+            "calls": [fwd_call()], "gate": list(gate), "bench": [] if phase == "gate" else [bench_item(**item)],
         })
         path = os.path.join(self.tmp, "events.jsonl")
         events = EventWriter(path)
@@ -140,6 +141,34 @@ class BenchProtocolTest(unittest.TestCase):
         self.assertTrue(all(c["outputs"] for c in bad))
 
 
+DAMAGES_THIRD_CALL = '''
+import numpy as np
+calls = 0
+def rmsnorm_fwd(x, w, y, rstd, eps):
+    global calls
+    calls += 1
+    r = 1.0 / np.sqrt((x * x).mean(axis=1, dtype=np.float32) + np.float32(eps))
+    rstd[...] = r
+    np.multiply(x, r[:, None], out=y)
+    y *= w
+    if calls == 3:
+        flat = y.reshape(-1)
+        np.lib.stride_tricks.as_strided(flat, shape=(flat.size + 1,), strides=flat.strides)[-1] = 0.0
+'''
+
+
+class GateDeterminismCallTest(unittest.TestCase):
+    def test_damage_in_the_determinism_rerun_is_the_cases(self):
+        tmp = tempfile.mkdtemp(prefix="kloop-pyw-")
+        path = os.path.join(tmp, "third_call.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(DAMAGES_THIRD_CALL)
+        r = Run("gate", path, gate=[{"id": 0, "call": 0, "trial": 0, "seed": 5}])
+        res = r.one("case_result")
+        self.assertEqual(res["red_zone_violations"], [{"name": "y", "byte_offset": 64 * 256 * 4, "call": "determinism"}])
+        self.assertTrue(res["deterministic"])
+
+
 class AbProtocolTest(unittest.TestCase):
     def test_skipping_candidate_gains_nothing_and_honest_sides_pass(self):
         r = Run("ab", "broken/skips_unless_poisoned.py", base="versions/v0_numpy.py")
@@ -148,6 +177,10 @@ class AbProtocolTest(unittest.TestCase):
         self.assertEqual(r.module.skipped, 0)
         self.assertEqual(failures(res["base_checks"]), [])
         self.assertEqual(failures(res["candidate_checks"]), [])
+        # It computes on every call, so it is timed as the correct v0 it then is (the median
+        # speedup was ~15x when only checked calls were poisoned).
+        speedup = statistics.median(res["base_samples_s"]) / statistics.median(res["candidate_samples_s"])
+        self.assertLess(speedup, 2.0)
 
     def test_red_zone_damage_is_reported_for_its_side(self):
         r = Run("ab", "broken/red_zone_every_third.py", base="versions/v0_numpy.py", check_every=1000, min_samples=120)
