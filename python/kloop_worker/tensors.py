@@ -159,15 +159,9 @@ class NumpyBackend:
     def typed_view(self, data_u8, dtype: str, shape: List[int]):
         return data_u8.view(self.np_dtype(dtype)).reshape(tuple(shape))
 
-    def fill_bits(self, data_u8, dtype: str) -> None:
-        if dtype in POISON_BITS:
-            width = ELEMENT_BYTES[dtype]
-            data_u8.view(_INT_OF_WIDTH[width])[...] = _signed_bits(POISON_BITS[dtype], width)
-        else:
-            data_u8[...] = 0xFF
-
     def poison_view(self, data_u8, dtype: str):
-        """(view, value): writing ``value`` over ``view`` poisons the data (fill_bits, prepared once)."""
+        """(view, value): writing ``value`` over ``view`` poisons the data (canonical quiet NaN
+        for floats, 0xFF bytes for integers); made once per buffer."""
         if dtype in POISON_BITS:
             width = ELEMENT_BYTES[dtype]
             return data_u8.view(_INT_OF_WIDTH[width]), _signed_bits(POISON_BITS[dtype], width)
@@ -259,13 +253,6 @@ class TorchBackend:
 
     def typed_view(self, data_u8, dtype: str, shape: List[int]):
         return data_u8.view(self._dtypes[dtype]).view(tuple(shape))
-
-    def fill_bits(self, data_u8, dtype: str) -> None:
-        if dtype in POISON_BITS:
-            width = ELEMENT_BYTES[dtype]
-            data_u8.view(self._ints[width]).fill_(_signed_bits(POISON_BITS[dtype], width))
-        else:
-            data_u8.fill_(0xFF)
 
     def poison_view(self, data_u8, dtype: str):
         if dtype in POISON_BITS:
