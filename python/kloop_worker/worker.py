@@ -1,8 +1,10 @@
 """The gate, bench and A/B phases: src/runner/runner.cpp and src/runner/ab_phase.cpp, in Python.
 
-Same events, same order of calls, same seeds (derive_seed labels), same checked-sample schedule,
-same stopping rule, same raw facts; kloop judges them with the code that judges the native
-runner. What a Python candidate adds, and how it is reported:
+Same events, same order of calls, same seeds (derive_seed labels), the same stopping rule and
+raw facts; kloop judges them with the code that judges the native runner. The bench and A/B
+loops prepare every call alike and verify red zones and inputs after each; which samples are
+checked is drawn (check_draw.py; docs/python.md, "Checked calls"). What a Python candidate adds,
+and how it is reported:
 
 * an exception in a call: ``"return_code": 1`` and ``"device_error": "Python exception: <the
   traceback's last line> (at kernel.py:12 in rmsnorm_fwd)"`` plus ``"exception"`` with the type,
