@@ -1,5 +1,5 @@
 """Unit under test: kloop_worker.protocol — derive_seed (bit-exact with kloop::derive_seed), the
-job reader, the checked-sample schedule, the event channel."""
+job reader, the event channel."""
 import json
 import os
 import tempfile
