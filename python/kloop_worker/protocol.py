@@ -127,6 +127,8 @@ class GateCase:
 
 @dataclass
 class BenchItem:
+    """One bench item of the job. check_every / max_checks drive the check draw (check_draw.py)."""
+
     id: int
     call: int
     seed: int
@@ -138,16 +140,6 @@ class BenchItem:
     warmup_min_s: float
     stop: Dict[str, Any]
     early_verdict: Optional[Dict[str, Any]] = None  # ab phase: measure/early_verdict.hpp's config
-
-    def is_checked_sample(self, sample: int, checks_done: int) -> bool:
-        """runner::bench_item::is_checked_sample: samples N-1, 2N-1, 4N-1, ... (geometric)."""
-        if self.check_every <= 0 or checks_done >= self.max_checks:
-            return False
-        k = sample + 1
-        if k % self.check_every != 0:
-            return False
-        m = k // self.check_every
-        return (m & (m - 1)) == 0
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from . import inits
+from . import inits, scattered_draws
 from .protocol import CallPlan, TensorPlan, derive_seed
 
 REDZONE_BYTES = 256
@@ -36,6 +36,15 @@ FLOAT_DTYPES = ("f32", "f64", "f16", "bf16")
 # The poison of each dtype as the bit pattern of a same-width integer (guarded_buffer::poison).
 POISON_BITS = {"f16": 0x7E00, "bf16": 0x7FC0, "f32": 0x7FC00000, "f64": 0x7FF8000000000000}
 _INT_OF_WIDTH = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _equal_bytes_np(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two contiguous byte arrays compared, as 8-byte words when the size allows (faster)."""
+    if a.size != b.size:
+        return False
+    if a.size % 8 == 0:
+        a, b = a.view(np.uint64), b.view(np.uint64)
+    return bool((a == b).all())
 
 
 def canary(n: int, phase: int) -> np.ndarray:
@@ -150,12 +159,16 @@ class NumpyBackend:
     def typed_view(self, data_u8, dtype: str, shape: List[int]):
         return data_u8.view(self.np_dtype(dtype)).reshape(tuple(shape))
 
-    def fill_bits(self, data_u8, dtype: str) -> None:
+    def poison_view(self, data_u8, dtype: str):
+        """(view, value): writing ``value`` over ``view`` poisons the data (canonical quiet NaN
+        for floats, 0xFF bytes for integers); made once per buffer."""
         if dtype in POISON_BITS:
             width = ELEMENT_BYTES[dtype]
-            data_u8.view(_INT_OF_WIDTH[width])[...] = _signed_bits(POISON_BITS[dtype], width)
-        else:
-            data_u8[...] = 0xFF
+            return data_u8.view(_INT_OF_WIDTH[width]), _signed_bits(POISON_BITS[dtype], width)
+        return data_u8, 0xFF
+
+    def fill(self, view, value: int) -> None:
+        view[...] = value
 
     def copy(self, dst, src) -> None:
         dst[...] = src
@@ -170,6 +183,16 @@ class NumpyBackend:
 
     def first_mismatch(self, a, pattern: np.ndarray) -> int:
         return self.first_difference(a, pattern)
+
+    def all_equal(self, pairs) -> bool:
+        """Whether every (a, b) pair of byte arrays is equal."""
+        return all(_equal_bytes_np(a, b) for a, b in pairs)
+
+    def concat(self, parts):
+        return np.concatenate(parts)
+
+    def scatter_bytes(self, data_u8, byte_index: np.ndarray, values_u8: np.ndarray) -> None:
+        data_u8[byte_index] = values_u8
 
     def pattern(self, which: str):
         return _FRONT if which == "front" else _BACK
@@ -231,12 +254,14 @@ class TorchBackend:
     def typed_view(self, data_u8, dtype: str, shape: List[int]):
         return data_u8.view(self._dtypes[dtype]).view(tuple(shape))
 
-    def fill_bits(self, data_u8, dtype: str) -> None:
+    def poison_view(self, data_u8, dtype: str):
         if dtype in POISON_BITS:
             width = ELEMENT_BYTES[dtype]
-            data_u8.view(self._ints[width]).fill_(_signed_bits(POISON_BITS[dtype], width))
-        else:
-            data_u8.fill_(0xFF)
+            return data_u8.view(self._ints[width]), _signed_bits(POISON_BITS[dtype], width)
+        return data_u8, 0xFF
+
+    def fill(self, view, value: int) -> None:
+        view.fill_(value)
 
     def copy(self, dst, src) -> None:
         dst.copy_(src)
@@ -251,6 +276,35 @@ class TorchBackend:
 
     def first_mismatch(self, a, pattern) -> int:
         return self.first_difference(a, pattern)
+
+    def _wide(self, a, b):
+        t = self.torch
+        if a.numel() == b.numel() and a.numel() % 8 == 0 and a.storage_offset() % 8 == 0 and \
+                b.storage_offset() % 8 == 0:
+            return a.view(t.int64), b.view(t.int64)
+        return a, b
+
+    def all_equal(self, pairs) -> bool:
+        """Whether every (a, b) pair of byte tensors is equal: compared on the device as 8-byte
+        words where the layout allows, with one host synchronisation for all pairs."""
+        t = self.torch
+        if not pairs:
+            return True
+        flags = []
+        for a, b in pairs:
+            if a.numel() != b.numel():
+                return False
+            wa, wb = self._wide(a, b)
+            flags.append(wa.ne(wb).any())
+        return not bool(t.stack(flags).any().item())
+
+    def concat(self, parts):
+        return self.torch.cat(parts)
+
+    def scatter_bytes(self, data_u8, byte_index: np.ndarray, values_u8: np.ndarray) -> None:
+        t = self.torch
+        idx = t.from_numpy(np.ascontiguousarray(byte_index, dtype=np.int64)).to(self.device)
+        data_u8[idx] = t.from_numpy(np.ascontiguousarray(values_u8)).to(self.device)
 
     def pattern(self, which: str):
         return self._patterns[which]
@@ -283,16 +337,20 @@ class GuardedBuffer:
         self.block = backend.empty_u8(self.front + self.nbytes + self.back)
         self.data = self.block[self.front : self.front + self.nbytes]
         self.view = backend.typed_view(self.data, plan.dtype, plan.shape)
+        # Views made once: poisoning and rewriting the zones come before every bench call.
+        self.front_zone = self.block[: self.front]
+        self.back_zone = self.block[self.front + self.nbytes :]
+        self._poison_view, self._poison_value = backend.poison_view(self.data, plan.dtype)
         self.reset_redzones()
-        backend.fill_bits(self.data, plan.dtype)  # zero-filled in C++; poisoned here (never read first)
+        self.poison()  # zero-filled in C++; poisoned here (never read first)
 
     def reset_redzones(self) -> None:
         b = self.backend
-        b.copy(self.block[: self.front], b.pattern("front"))
-        b.copy(self.block[self.front + self.nbytes :], b.pattern("back"))
+        b.copy(self.front_zone, b.pattern("front"))
+        b.copy(self.back_zone, b.pattern("back"))
 
     def poison(self) -> None:
-        self.backend.fill_bits(self.data, self.dtype)
+        self.backend.fill(self._poison_view, self._poison_value)
 
     def first_redzone_violation(self) -> Optional[int]:
         b = self.backend
@@ -318,11 +376,16 @@ class GuardedBuffer:
 # ---- the buffers of one call ---------------------------------------------------------------
 
 
-_IID = ("normal", "uniform", "randint", "logsigmoid_normal")
+_IID = scattered_draws.IID_FORMS
 
 
 class CallBuffers:
-    """Inputs and outputs of one call_plan, as runner::call_buffers; one object = one set of addresses."""
+    """Inputs and outputs of one call_plan, as runner::call_buffers; one object = one set of addresses.
+
+    ``pristine[i]`` is the value input i must have when a call returns (unless inout): the
+    values the call was given. In the bench and A/B loops every call is prepared by
+    prepare_call() after the inputs are set (restore_inputs(), or new values for a check), and
+    verified by intact() after it."""
 
     def __init__(self, plan: CallPlan, backend):
         self.plan = plan
@@ -331,15 +394,25 @@ class CallBuffers:
         self.inputs = [GuardedBuffer(backend, t) for t in plan.inputs]
         self.outputs = [GuardedBuffer(backend, t) for t in plan.outputs]
         self.pristine = [None] * len(self.inputs)
+        self._zones = None  # every red zone, and their patterns in that order (intact())
+        self._zone_pattern = None
+
+    def _remember(self, i: int) -> None:
+        """The pristine copy of input i := its current bytes (in place once it exists)."""
+        if self.pristine[i] is None:
+            self.pristine[i] = self.backend.clone(self.inputs[i].data)
+        else:
+            self.backend.copy(self.pristine[i], self.inputs[i].data)
 
     def fill_inputs(self, seed: int) -> None:
         for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
             buf.generate(self.inits[i], t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name))
-            self.pristine[i] = self.backend.clone(buf.data)
+            self._remember(i)
 
-    def fill_inputs_shifted(self, source: "CallBuffers", seed: int) -> None:
+    def fill_inputs_shifted(self, source: "CallBuffers", seed: int, remember: bool = True) -> None:
         """New values at the same addresses: iid inputs get ``source``'s values circularly shifted
-        by a seed-derived offset (never 0); structured ones are generated from the seed."""
+        by a seed-derived offset (never 0); structured ones are generated from the seed. Without
+        ``remember`` the pristine copies are left to prepare_call()."""
         for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
             n = t.numel
             if self.inits[i].kind not in _IID or n < 2:
@@ -352,16 +425,70 @@ class CallBuffers:
                 b = self.backend
                 b.copy(buf.data[: (n - shift) * e], src[shift * e :])
                 b.copy(buf.data[(n - shift) * e :], src[: shift * e])
-            self.pristine[i] = self.backend.clone(buf.data)
+            if remember:
+                self._remember(i)
+
+    def restore_inputs(self) -> None:
+        """The set's own values written again (data := pristine): what an unchecked call's
+        preparation writes, the same traffic as new values, so that the time a preparation takes
+        does not tell a checked call from another. Also resets inout inputs between calls."""
+        for i, buf in enumerate(self.inputs):
+            self.backend.copy(buf.data, self.pristine[i])
+
+    def change_scattered(self, seed: int) -> int:
+        """The partial change of a check (scattered_draws.py): the current values with
+        min(16, total) positions over the independent-draw inputs redrawn from their
+        initialisers; the pristine copies are left to prepare_call(). Returns the number of
+        positions drawn."""
+        numels = [t.numel for t in self.plan.inputs]
+        drawn = 0
+        for i, pos in scattered_draws.plan_change(self.inits, numels, seed):
+            t, buf = self.plan.inputs[i], self.inputs[i]
+            values = scattered_draws.fresh_values(
+                self.inits[i], int(pos.size), t.dtype not in FLOAT_DTYPES, self.plan.dims, derive_seed(seed, t.name)
+            )
+            byte_index = (pos[:, None] * buf.elem + np.arange(buf.elem, dtype=np.int64)[None, :]).reshape(-1)
+            self.backend.scatter_bytes(buf.data, byte_index, host_bytes(t.dtype, values))
+            drawn += int(pos.size)
+        return drawn
 
     def poison_outputs(self) -> None:
         for o in self.outputs:
             o.poison()
 
+    def prepare_call(self) -> None:
+        """What every call of the bench and A/B loops gets before it, checked or not: outputs
+        poisoned, red zones rewritten, pristine copies taken of the inputs as they now are."""
+        for i in range(len(self.inputs)):
+            self._remember(i)
+        self.poison_outputs()
+        self.reset_redzones()
+
+    def intact(self) -> bool:
+        """After a call: every red zone holds its pattern and every input (not inout) its
+        pristine bytes. One batched comparison (on the device for torch, one synchronisation);
+        find_red_zone_violations / find_changed_inputs say what is wrong when it is not."""
+        b = self.backend
+        if self._zones is None:
+            self._zones = [z for buf in self.inputs + self.outputs for z in (buf.front_zone, buf.back_zone)]
+            self._zone_pattern = b.concat([b.pattern(w) for _ in self._zones[::2] for w in ("front", "back")])
+        pairs = [(b.concat(self._zones), self._zone_pattern)]
+        for i, (t, buf) in enumerate(zip(self.plan.inputs, self.inputs)):
+            if not t.inout:
+                pairs.append((buf.data, self.pristine[i]))
+        return b.all_equal(pairs)
+
     def copy_inputs_from(self, other: "CallBuffers") -> None:
         for i, buf in enumerate(self.inputs):
             self.backend.copy(buf.data, other.inputs[i].data)
-            self.pristine[i] = self.backend.clone(other.pristine[i])
+            self._remember(i)
+
+    def copy_inputs_given_to(self, other: "CallBuffers") -> None:
+        """The values ``other``'s last call was given (its pristine copies): for the reference of
+        a checked timed call, so that an inout input the candidate updated is not passed on."""
+        for i, buf in enumerate(self.inputs):
+            self.backend.copy(buf.data, other.pristine[i])
+            self._remember(i)
 
     def input_bytes(self) -> int:
         return sum(b.nbytes for b in self.inputs)

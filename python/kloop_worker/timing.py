@@ -19,9 +19,10 @@ GPU (torch on CUDA), per sample (docs/measurement.md, "GPU timing protocol"):
 3. start event, the call, end event on the default (legacy) stream;
 4. ``torch.cuda.synchronize()`` (device-wide), then the elapsed time;
 5. SM clock and clock-event reasons from NVML (ctypes on libnvidia-ml.so.1); a sample below 75 %
-   of the max SM clock for a throttling reason is discarded after a 200 ms cool-down and ~20 ms
-   of back-to-back calls, at most 20 times in a row, then kept and marked ``throttled``; a low
-   clock with only gpu_idle set is kept and marked ``low_clock_idle``.
+   of the max SM clock for a throttling reason is marked ``discard`` (at most 20 times in a row,
+   then kept and marked ``throttled``), and the worker, once it has verified the call, lets the
+   GPU cool down (cool_down: 200 ms, then ~20 ms of back-to-back calls it prepares and verifies
+   like every other); a low clock with only gpu_idle set is kept and marked ``low_clock_idle``.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ class CpuTimer:
         ret = callee.invoke(kwargs)
         self.backend.synchronize()
         return ret, None
+
+    def cool_down(self, call_again) -> None:
+        """Never needed: the host timer discards no sample."""
 
 
 class CudaTimer:
@@ -186,7 +190,7 @@ class CudaTimer:
 
     def time_call(self, callee, kwargs) -> Tuple[float, Any, Optional[Dict[str, Any]]]:
         dt, ret, hold_timed_out = self._timed(callee, kwargs)
-        info = self._record_clock(callee, kwargs, hold_timed_out)
+        info = self._record_clock(hold_timed_out)
         return dt, ret, info
 
     def checked_call(self, callee, kwargs, census: bool):
@@ -212,7 +216,20 @@ class CudaTimer:
             c["event_s"] = event_s
         return ret, c
 
-    def _record_clock(self, callee, kwargs, hold_timed_out: bool) -> Dict[str, Any]:
+    def cool_down(self, call_again) -> None:
+        """After a discarded sample: 200 ms of rest, then ~20 ms of back-to-back calls, each made
+        by ``call_again()`` (the worker prepares and verifies them like every other call)."""
+        time.sleep(COOLDOWN_S)
+        t0 = time.perf_counter()
+        for i in range(100000):
+            call_again()
+            if i % 16 == 15:
+                self.torch.cuda.synchronize()
+                if time.perf_counter() - t0 > 0.02:
+                    break
+        self.torch.cuda.synchronize()
+
+    def _record_clock(self, hold_timed_out: bool) -> Dict[str, Any]:
         info: Dict[str, Any] = {}
         mhz = 0.0
         reasons = None
@@ -237,15 +254,6 @@ class CudaTimer:
             if self._discards < MAX_CONSECUTIVE_DISCARDS:
                 self._discards += 1
                 info["discard"] = True
-                time.sleep(COOLDOWN_S)
-                t0 = time.perf_counter()
-                for i in range(100000):
-                    callee.invoke(kwargs)
-                    if i % 16 == 15:
-                        self.torch.cuda.synchronize()
-                        if time.perf_counter() - t0 > 0.02:
-                            break
-                self.torch.cuda.synchronize()
             else:
                 info["throttled"] = True
         else:

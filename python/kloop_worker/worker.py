@@ -1,8 +1,10 @@
 """The gate, bench and A/B phases: src/runner/runner.cpp and src/runner/ab_phase.cpp, in Python.
 
-Same events, same order of calls, same seeds (derive_seed labels), same checked-sample schedule,
-same stopping rule, same raw facts; kloop judges them with the code that judges the native
-runner. What a Python candidate adds, and how it is reported:
+Same events, same order of calls, same seeds (derive_seed labels), the same stopping rule and
+raw facts; kloop judges them with the code that judges the native runner. The bench and A/B
+loops prepare every call alike and verify red zones and inputs after each; which samples are
+checked is drawn (check_draw.py; docs/python.md, "Checked calls"). What a Python candidate adds,
+and how it is reported:
 
 * an exception in a call: ``"return_code": 1`` and ``"device_error": "Python exception: <the
   traceback's last line> (at kernel.py:12 in rmsnorm_fwd)"`` plus ``"exception"`` with the type,
@@ -38,9 +40,14 @@ from .candidate import (
     read_manifest,
     use_caches,
 )
+from .check_draw import FULL, PARTIAL, CheckDraw, kind_of
 from .protocol import BenchItem, GateCase, Job, derive_seed
 from .stopping import StoppingRule
 from .tensors import CallBuffers, outputs_bitwise_equal
+
+
+# The stop reason of a bench or A/B item ended by a call that damaged a red zone or an input.
+INTEGRITY_FAILURE = "integrity_failure"
 
 
 class Fatal(Exception):
@@ -260,12 +267,23 @@ class Worker:
             if out_again.sticky:
                 self._sticky_result("case_result", c.id, out_again)
             result["deterministic"] = bool(out_same.ok() and out_again.ok() and outputs_bitwise_equal(cand, again))
+            # The re-run is a call like the others: damage done in it is the case's too.
+            for key, found in (("red_zone_violations", again.find_red_zone_violations()),
+                               ("changed_inputs", again.find_changed_inputs())):
+                if found:
+                    result[key] = list(result.get(key, [])) + [dict(f, call="determinism") for f in found]
             if out_again.flags_changed and "numeric_flags_changed" not in result:
                 result["numeric_flags_changed"] = out_again.flags_changed
         result["candidate_s"] = candidate_s
         self.ev.write(result)
 
     # ---- bench ----------------------------------------------------------------------------------
+    #
+    # Every call the candidate gets in the bench and A/B loops (warm-up, samples, cool-down calls,
+    # the final check) is prepared alike before it (prepare_call) and verified after it (red zones,
+    # inputs): nothing in its buffers, nor the count of calls, tells it whether the call will be
+    # checked, and damage done in any call is reported. Which samples are checked is drawn
+    # (check_draw.py).
 
     def _make_sets(self, b: BenchItem, plan, spare_shifted: bool):
         n_sets = max(1, b.input_sets)
@@ -285,6 +303,73 @@ class Worker:
         return sets, spare
 
     @staticmethod
+    def prepare(bufs: CallBuffers, check: Optional[str] = None, spare: Optional[CallBuffers] = None,
+                seed: int = 0) -> None:
+        """Before a call of the bench or A/B loop, outside the timed window. Unchecked: the set's
+        own values written again. A check numbered odd: a full new arrangement (``spare``'s values
+        shifted); even: the set's values with a few scattered elements redrawn (a set without
+        independent-draw inputs gets the full one). Then, for every call: pristine copies,
+        outputs poisoned, red zones rewritten. The same traffic whether checked or not."""
+        if check == FULL:
+            bufs.fill_inputs_shifted(spare, seed, remember=False)
+        else:
+            bufs.restore_inputs()
+            if check == PARTIAL and bufs.change_scattered(seed) == 0:
+                bufs.fill_inputs_shifted(spare, seed, remember=False)
+        bufs.prepare_call()
+
+    @staticmethod
+    def damage_facts(bufs: CallBuffers, out: Outcome, sample: int, call: str) -> Dict[str, Any]:
+        """A check entry for a call whose outputs were not compared but which damaged a red zone
+        or an input: the fields call_judgement reads (return_code, red_zone_violations,
+        changed_inputs; no outputs), so kloop rejects it as it rejects a failed checked call."""
+        f: Dict[str, Any] = {
+            "sample": sample,
+            "call": call,
+            "return_code": out.return_code,
+            "red_zone_violations": bufs.find_red_zone_violations(),
+            "changed_inputs": bufs.find_changed_inputs(),
+            "outputs": [],
+        }
+        if out.flags_changed:
+            f["numeric_flags_changed"] = out.flags_changed
+        return f
+
+    def cool_down(self, side: Side, call: int, bufs: CallBuffers):
+        """After a discarded (throttled) sample: the timer's rest and back-to-back calls, each
+        prepared and verified. Returns None, or (outcome, damage facts or None) of the first
+        call that failed or damaged its buffers."""
+        trouble: List[Any] = []
+
+        class _Stop(Exception):
+            pass
+
+        def again() -> None:
+            self.prepare(bufs)
+            out = self.invoke(side, call, bufs)
+            if not out.ok():
+                trouble.append((out, None))
+                raise _Stop()
+            if not bufs.intact():
+                trouble.append((out, self.damage_facts(bufs, out, -1, "cool-down")))
+                raise _Stop()
+
+        try:
+            self.timer.cool_down(again)
+        except _Stop:
+            pass
+        return trouble[0] if trouble else None
+
+    def checked_facts(self, out: Outcome, cur: CallBuffers, ref: CallBuffers, call: int, sample: int) -> Dict[str, Any]:
+        """A checked call's facts: the reference on the values the call was given, then the
+        comparison (red zones and inputs included)."""
+        ref.copy_inputs_given_to(cur)
+        ref_rc, ref_err = self.run_reference(call, ref)
+        f = self.facts(out, cur, ref, ref_rc, ref_err)
+        f["sample"] = sample
+        return f
+
+    @staticmethod
     def _failure_fields(out: Outcome) -> Dict[str, Any]:
         e: Dict[str, Any] = {"return_code": out.return_code}
         if out.device_error:
@@ -299,7 +384,14 @@ class Worker:
         sets, spare = self._make_sets(b, plan, spare_shifted=True)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
+        draw = CheckDraw(b.seed, b.check_every, b.max_checks)
         flags_changed: List[Dict[str, Any]] = []
+        rule = StoppingRule(b.stop)
+        samples: List[float] = []
+        checks: List[Dict[str, Any]] = []
+        sample_info: List[Dict[str, Any]] = []
+        discarded = 0
+        warm, warm_s = 0, 0.0
 
         def fail(where: str, sample: int, out: Outcome) -> None:
             e = {"event": "bench_result", "id": b.id, "error": where, "sample": sample}
@@ -312,32 +404,50 @@ class Worker:
             if out.flags_changed and not flags_changed:
                 flags_changed.extend(dict(f, sample=sample) for f in out.flags_changed)
 
+        def finish(stop_reason: str) -> None:
+            result: Dict[str, Any] = {
+                "event": "bench_result",
+                "id": b.id,
+                "samples_s": samples,
+                "warmup_calls": warm,
+                "warmup_s": warm_s,
+                "stop_reason": stop_reason,
+                "input_sets": n_sets,
+                "flush_bytes": b.flush_bytes,
+                "checks": checks,
+                "discarded_samples": discarded,
+            }
+            if sample_info:
+                result["sample_info"] = sample_info
+            if flags_changed:
+                result["numeric_flags_changed"] = flags_changed
+            self.ev.write(result)
+
         # Warm-up: page in code and data, compile (Triton), let clocks and caches settle.
-        warm, warm_s = 0, 0.0
         warm_start = time.perf_counter()
         while warm < b.warmup_min_calls or time.perf_counter() - warm_start < b.warmup_min_s:
-            s = sets[warm % n_sets]
-            dt, out, _ = self.time_call(self.candidate, b.call, s)
+            cur = sets[warm % n_sets]
+            self.prepare(cur)
+            dt, out, _ = self.time_call(self.candidate, b.call, cur)
             warm_s += dt
             note_flags(out, -1)
             if not out.ok():
                 return fail("warmup", warm, out)
+            if not cur.intact():
+                checks.append(self.damage_facts(cur, out, warm, "warmup"))
+                return finish(INTEGRITY_FAILURE)
             warm += 1
             if warm >= 1000:
                 break
 
-        rule = StoppingRule(b.stop)
-        samples: List[float] = []
-        checks: List[Dict[str, Any]] = []
-        sample_info: List[Dict[str, Any]] = []
-        discarded = 0
         s = 0
         while not rule.done:
             cur = sets[s % n_sets]
-            checked = b.is_checked_sample(s, len(checks))
+            checked = draw.draw(len(checks))
             if checked:
-                cur.fill_inputs_shifted(spare, derive_seed(b.seed, "check%d" % s))
-                cur.poison_outputs()
+                self.prepare(cur, kind_of(len(checks) + 1), spare, derive_seed(b.seed, "check%d" % s))
+            else:
+                self.prepare(cur)
             sample_start = time.perf_counter()
             self.timer.flush_caches(b.flush_bytes)
             dt, out, info = self.time_call(self.candidate, b.call, cur)
@@ -345,52 +455,41 @@ class Worker:
             note_flags(out, s)
             if not out.ok():
                 return fail("sample", s, out)
+            if not cur.intact():
+                checks.append(self.checked_facts(out, cur, ref, b.call, s) if checked
+                              else self.damage_facts(cur, out, s, "sample"))
+                return finish(INTEGRITY_FAILURE)
             if isinstance(info, dict) and info.get("discard"):
                 discarded += 1
+                trouble = self.cool_down(self.candidate, b.call, cur)
+                if trouble is not None:
+                    out, damage = trouble
+                    if damage is None:
+                        return fail("sample", s, out)
+                    damage["sample"] = s
+                    checks.append(damage)
+                    return finish(INTEGRITY_FAILURE)
                 continue
             if info is not None:
                 sample_info.append(info)
             samples.append(dt)
             rule.add(dt, cost)
             if checked:
-                ref.copy_inputs_from(cur)
-                ref_rc, ref_err = self.run_reference(b.call, ref)
-                f = self.facts(out, cur, ref, ref_rc, ref_err)
-                f["sample"] = s
-                checks.append(f)
+                checks.append(self.checked_facts(out, cur, ref, b.call, s))
             s += 1
-        # The final check: one more call after the last sample, new values at the same addresses.
-        if b.check_every > 0 and samples:
+        # The final check: one more call after the last sample, prepared and flushed like a sample.
+        if draw.enabled and samples:
             cur = sets[s % n_sets]
-            cur.fill_inputs_shifted(spare, derive_seed(b.seed, "final-check"))
-            cur.poison_outputs()
+            self.prepare(cur, kind_of(len(checks) + 1), spare, derive_seed(b.seed, "final-check"))
+            self.timer.flush_caches(b.flush_bytes)
             _, out, _ = self.time_call(self.candidate, b.call, cur)
             note_flags(out, s)
             if not out.ok():
                 return fail("final check", s, out)
-            ref.copy_inputs_from(cur)
-            ref_rc, ref_err = self.run_reference(b.call, ref)
-            f = self.facts(out, cur, ref, ref_rc, ref_err)
-            f["sample"] = s
+            f = self.checked_facts(out, cur, ref, b.call, s)
             f["final"] = True
             checks.append(f)
-        result: Dict[str, Any] = {
-            "event": "bench_result",
-            "id": b.id,
-            "samples_s": samples,
-            "warmup_calls": warm,
-            "warmup_s": warm_s,
-            "stop_reason": rule.state,
-            "input_sets": n_sets,
-            "flush_bytes": b.flush_bytes,
-            "checks": checks,
-            "discarded_samples": discarded,
-        }
-        if sample_info:
-            result["sample_info"] = sample_info
-        if flags_changed:
-            result["numeric_flags_changed"] = flags_changed
-        self.ev.write(result)
+        finish(rule.state)
 
     # ---- A/B ------------------------------------------------------------------------------------
 
@@ -402,6 +501,7 @@ class Worker:
         sets, spare = self._make_sets(b, plan, spare_shifted=False)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
+        draw = CheckDraw(b.seed, b.check_every, b.max_checks)
         next_set = [0]
 
         def take_set() -> CallBuffers:
@@ -413,7 +513,13 @@ class Worker:
             return 0 if (rnd % 2 == 0) == (pos == 0) else 1
 
         samples: List[List[float]] = [[], []]
+        checks: List[List[Dict[str, Any]]] = [[], []]
         flags_changed: List[Dict[str, Any]] = []
+        warm = [0, 0]
+        warm_s = [0.0, 0.0]
+        stopped = ["not_done", "not_done"]
+        discarded = [0, 0]
+        state = {"stop": "both_done", "early": None}  # the item's stop, and the early verdict if any
 
         def fail(where: str, side: int, sample: int, out: Outcome) -> None:
             e = {"event": "ab_result", "id": b.id, "error": where, "side": names[side], "sample": sample,
@@ -427,9 +533,39 @@ class Worker:
             if out.flags_changed and not flags_changed:
                 flags_changed.extend(dict(f, sample=sample, side=names[side]) for f in out.flags_changed)
 
+        def reason(si: int) -> str:
+            return stopped[si] if stopped[si] != "not_done" else state["stop"]
+
+        def finish() -> None:
+            result = {
+                "event": "ab_result",
+                "id": b.id,
+                "order": "ABBA",
+                "base_samples_s": samples[0],
+                "candidate_samples_s": samples[1],
+                "base_checks": checks[0],
+                "candidate_checks": checks[1],
+                "base_stop_reason": reason(0),
+                "candidate_stop_reason": reason(1),
+                "stop": state["stop"],
+                "base_warmup_calls": warm[0],
+                "candidate_warmup_calls": warm[1],
+                "input_sets": n_sets,
+                "flush_bytes": b.flush_bytes,
+                "base_discarded_samples": discarded[0],
+                "candidate_discarded_samples": discarded[1],
+                "early_verdict": state["early"],
+            }
+            if flags_changed:
+                result["numeric_flags_changed"] = flags_changed
+            self.ev.write(result)
+
+        def damaged(side: int, entry: Dict[str, Any]) -> None:
+            checks[side].append(entry)
+            state["stop"] = INTEGRITY_FAILURE
+            finish()
+
         self.ev.write({"event": "stage", "id": b.id, "stage": "warmup"})
-        warm = [0, 0]
-        warm_s = [0.0, 0.0]
         warm_start = time.perf_counter()
         for r in range(1000):
             if warm[0] >= b.warmup_min_calls and warm[1] >= b.warmup_min_calls and \
@@ -437,21 +573,20 @@ class Worker:
                 break
             for pos in range(2):
                 side = side_at(r, pos)
-                dt, out, _ = self.time_call(sides[side], b.call, take_set())
+                cur = take_set()
+                self.prepare(cur)
+                dt, out, _ = self.time_call(sides[side], b.call, cur)
                 warm_s[side] += dt
                 note_flags(out, side, -1)
                 if not out.ok():
                     return fail("warmup", side, warm[side], out)
+                if not cur.intact():
+                    return damaged(side, self.damage_facts(cur, out, warm[side], "warmup"))
                 warm[side] += 1
 
         self.ev.write({"event": "stage", "id": b.id, "stage": "timing"})
         rules = [StoppingRule(b.stop), StoppingRule(b.stop)]
-        stopped = ["not_done", "not_done"]
-        checks: List[List[Dict[str, Any]]] = [[], []]
-        item_stop = "both_done"
-        early = None  # the verdict that ended the item early, if one did
         ev_cfg = b.early_verdict
-        discarded = [0, 0]
         max_retakes = 10
         r = 0
         while True:
@@ -460,78 +595,78 @@ class Worker:
             capped = False
             for si in range(2):
                 if rules[si].total_s >= rules[si].max_time_s:
-                    capped, item_stop = True, "time_cap"
+                    capped, state["stop"] = True, "time_cap"
                 elif rules[si].count >= rules[si].max_samples:
-                    capped, item_stop = True, "sample_cap"
+                    capped, state["stop"] = True, "sample_cap"
             if capped:
                 break
-            checked = b.is_checked_sample(r, len(checks[0]))
             for pos in range(2):
                 side = side_at(r, pos)
                 cur = take_set()
-                if checked:
-                    cur.fill_inputs_shifted(spare, derive_seed(b.seed, "check-%s-%d" % (names[side], r)))
-                    cur.poison_outputs()
+                n = len(samples[side])
                 attempt = 0
                 sample_start = time.perf_counter()
                 while True:
+                    checked = draw.draw(len(checks[side]))
+                    if checked:
+                        self.prepare(cur, kind_of(len(checks[side]) + 1), spare,
+                                     derive_seed(b.seed, "check-%s-%d-%d" % (names[side], r, attempt)))
+                    else:
+                        self.prepare(cur)
                     self.timer.flush_caches(b.flush_bytes)
                     dt, out, info = self.time_call(sides[side], b.call, cur)
-                    note_flags(out, side, len(samples[side]))
+                    note_flags(out, side, n)
                     if not out.ok():
-                        break
+                        return fail("sample", side, n, out)
+                    if not cur.intact():
+                        return damaged(side, self.checked_facts(out, cur, ref, b.call, n) if checked
+                                       else self.damage_facts(cur, out, n, "sample"))
                     if attempt < max_retakes and isinstance(info, dict) and info.get("discard"):
                         discarded[side] += 1
                         attempt += 1
+                        trouble = self.cool_down(sides[side], b.call, cur)
+                        if trouble is not None:
+                            out, damage = trouble
+                            if damage is None:
+                                return fail("sample", side, n, out)
+                            damage["sample"] = n
+                            return damaged(side, damage)
                         continue
                     break
-                if not out.ok():
-                    return fail("sample", side, len(samples[side]), out)
                 samples[side].append(dt)
                 rules[side].add(dt, time.perf_counter() - sample_start)
                 if stopped[side] == "not_done" and rules[side].done:
                     stopped[side] = rules[side].state
                 if checked:
-                    ref.copy_inputs_from(cur)
-                    ref_rc, ref_err = self.run_reference(b.call, ref)
-                    f = self.facts(out, cur, ref, ref_rc, ref_err)
-                    f["sample"] = len(samples[side]) - 1
-                    checks[side].append(f)
+                    checks[side].append(self.checked_facts(out, cur, ref, b.call, n))
             r += 1
             # Both sides have the same count after a round: a look, once each has its minimum time.
             if ev_cfg and early_verdict.is_look(len(samples[0]), ev_cfg) and \
                     len(samples[0]) >= rules[0].min_samples and \
                     min(rules[0].total_s, rules[1].total_s) >= float(ev_cfg.get("min_time_s", 0.1)):
-                early = early_verdict.settled_verdict(samples[0], samples[1], ev_cfg)
-                if early is not None:
-                    item_stop = "early_verdict"
+                state["early"] = early_verdict.settled_verdict(samples[0], samples[1], ev_cfg)
+                if state["early"] is not None:
+                    state["stop"] = "early_verdict"
                     break
-
-        def reason(si: int) -> str:
-            return stopped[si] if stopped[si] != "not_done" else item_stop
-
-        result = {
-            "event": "ab_result",
-            "id": b.id,
-            "order": "ABBA",
-            "base_samples_s": samples[0],
-            "candidate_samples_s": samples[1],
-            "base_checks": checks[0],
-            "candidate_checks": checks[1],
-            "base_stop_reason": reason(0),
-            "candidate_stop_reason": reason(1),
-            "stop": item_stop,
-            "base_warmup_calls": warm[0],
-            "candidate_warmup_calls": warm[1],
-            "input_sets": n_sets,
-            "flush_bytes": b.flush_bytes,
-            "base_discarded_samples": discarded[0],
-            "candidate_discarded_samples": discarded[1],
-            "early_verdict": early,
-        }
-        if flags_changed:
-            result["numeric_flags_changed"] = flags_changed
-        self.ev.write(result)
+        # The final check of each side: one more call per side after the last round, prepared and
+        # flushed like a sample, in ABBA order, so that no call is safe to skip work on once the
+        # drawn checks have reached max_checks.
+        if draw.enabled and samples[0] and samples[1]:
+            for pos in range(2):
+                side = side_at(r, pos)
+                cur = take_set()
+                n = len(samples[side])
+                self.prepare(cur, kind_of(len(checks[side]) + 1), spare,
+                             derive_seed(b.seed, "final-check-%s" % names[side]))
+                self.timer.flush_caches(b.flush_bytes)
+                _, out, _ = self.time_call(sides[side], b.call, cur)
+                note_flags(out, side, n)
+                if not out.ok():
+                    return fail("final check", side, n, out)
+                f = self.checked_facts(out, cur, ref, b.call, n)
+                f["final"] = True
+                checks[side].append(f)
+        finish()
 
     # ---- profile (Nsight Compute) -------------------------------------------------------------
 

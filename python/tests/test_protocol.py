@@ -1,11 +1,11 @@
 """Unit under test: kloop_worker.protocol — derive_seed (bit-exact with kloop::derive_seed), the
-job reader, the checked-sample schedule, the event channel."""
+job reader, the event channel."""
 import json
 import os
 import tempfile
 import unittest
 
-from kloop_worker.protocol import BenchItem, EventWriter, JobError, derive_seed, json_number, parse_job
+from kloop_worker.protocol import EventWriter, JobError, derive_seed, json_number, parse_job
 
 # Values printed by the C++ kloop::derive_seed (src/core/rng.cpp).
 CPP_DERIVE_SEED = [
@@ -74,18 +74,6 @@ class JobTest(unittest.TestCase):
     def test_ab_needs_a_base(self):
         with self.assertRaisesRegex(JobError, "base_lib"):
             parse_job(minimal_job(phase="ab"))
-
-
-class CheckedSampleScheduleTest(unittest.TestCase):
-    def test_geometric_like_the_native_runner(self):
-        b = BenchItem(0, 0, 0, 2, 0, 8, 16, 3, 0.05, {})
-        checked = []
-        done = 0
-        for s in range(200):
-            if b.is_checked_sample(s, done):
-                checked.append(s)
-                done += 1
-        self.assertEqual(checked, [7, 15, 31, 63, 127])
 
 
 class EventWriterTest(unittest.TestCase):

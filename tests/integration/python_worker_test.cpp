@@ -3,7 +3,9 @@
 // judgement — on the numpy-only op tests/fixtures/python_numpy: correct candidates in both forms
 // pass with statistics, every broken one is rejected for its own reason, a candidate that does
 // not import is a failed build, a missing interpreter or a missing numpy is a usage error naming
-// it, and `kloop compare` times two Python candidates interleaved.
+// it, and `kloop compare` times two Python candidates interleaved. Hostile candidates aimed at the
+// bench's checked calls (damage only in calls it guesses unchecked, a cache keyed on a sample of
+// the inputs, skipping work when the output is not poison) are rejected or gain nothing.
 //
 // The interpreter comes from cmake/KloopPython.cmake (KLOOP_TEST_PYTHON): one that imports numpy.
 // Without one every case exits 77 (skipped).
@@ -147,7 +149,11 @@ INSTANTIATE_TEST_SUITE_P(
                       broken_case{"exception.py", "KeyError: 'bf16' (at exception.py:7 in rmsnorm_bwd)", ""},
                       broken_case{"hang.py", "timed out after 5", ""},
                       broken_case{"cached_by_pointer.py", "called again with new input values at the same addresses", ""},
-                      broken_case{"timer.py", "time.perf_counter", "python_source_screen"}),
+                      broken_case{"timer.py", "time.perf_counter", "python_source_screen"},
+                      // Damage done only in calls past the gate's count, never in a checked one
+                      // by design: caught by the verification after every bench call.
+                      broken_case{"red_zone_every_third.py", "red zone damaged", "red_zones"},
+                      broken_case{"input_every_third.py", "modified input 'x'", "inputs_unchanged"}),
     [](const auto& p) { return fs::path(p.param.file).stem().string(); });
 
 TEST(PythonVerifyTest, HangNamesTheCallInFlight) {
@@ -258,6 +264,38 @@ TEST(PythonCompareTest, TwoPythonCandidatesAreTimedInterleaved) {
         EXPECT_GE(s.at("base").at("n").get<int>(), 10);
         EXPECT_GE(s.at("candidate").at("n").get<int>(), 10);
         EXPECT_FALSE(s.at("verdict").get<std::string>().empty());
+    }
+}
+
+// A cache keyed on a sample of 64 elements per input passes the gate (every value changes there)
+// and the checks with a full new arrangement; the checks that change a few scattered elements get
+// its stale outputs. --check-every 1: every sample is checked (16 at most, 8 of them partial).
+TEST(PythonHostileCandidateTest, FingerprintCacheIsRejectedByAScatteredChange) {
+    const auto r = verify("broken/fingerprint_cache.py", {"--check-every", "1", "--mode", "fwd"});
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    EXPECT_EQ(r.record.at("status"), "gate_failed");
+    EXPECT_EQ(r.record.at("gate").at("status"), "pass");  // the gate cannot see it
+    const auto reasons = all_reasons(r.record);
+    EXPECT_NE(reasons.find("output 'y'"), std::string::npos) << reasons;
+    EXPECT_NE(reasons.find("timed calls checked failed"), std::string::npos) << reasons;
+    EXPECT_EQ(find_check(r.record, "timed_output_checks")->at("status"), "fail");
+}
+
+// Skipping the work whenever the output is not poison won the A/B by ~15x when outputs were
+// poisoned only before checked calls (the rest still held the last answer). Every call now
+// sees poison, so it always computes: it is timed as what it then is, the correct v0.
+TEST(PythonHostileCandidateTest, SkippingUnlessPoisonedGainsNothingInAnAB) {
+    std::vector<std::string> args = {"compare", op_dir(), "--candidate", op_dir() + "/broken/skips_unless_poisoned.py",
+                                     "--base", op_dir() + "/versions/v0_numpy.py", "--mode", "fwd", "--json"};
+    for (const auto& q : quick_bench()) args.push_back(q);
+    const auto r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    ASSERT_FALSE(r.record.at("shapes").empty());
+    for (const auto& s : r.record.at("shapes")) {
+        ASSERT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_LT(s.at("speedup").get<double>(), 2.0) << s.dump();  // ~15x when the exploit worked
     }
 }
 
