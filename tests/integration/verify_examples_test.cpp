@@ -54,7 +54,9 @@ TEST_P(GoodVersionTest, PassesGateAndIsBenchmarked) {
     for (const auto& h : held_out) {
         EXPECT_EQ(h.at("shape").get<std::string>().rfind("heldout_", 0), 0u);
         EXPECT_GE(h.at("dims").at("D").get<int>(), 1);
-        if (h.at("mode") == "fwd") EXPECT_NE(h.at("params").at("eps").get<double>(), 1e-6);
+        if (h.at("mode") == "fwd") {
+            EXPECT_NE(h.at("params").at("eps").get<double>(), 1e-6);
+        }
     }
     const auto& shapes = rec.at("bench").at("shapes");
     ASSERT_EQ(shapes.size(), 2u * 3u);  // 2 modes x 3 bench shapes
