@@ -37,6 +37,8 @@ _ARITY = {
     "logsigmoid_normal": 2,
     "cu_seqlens": 1,
     "arange": 2,
+    "spike": 3,
+    "int_edges": 2,
 }
 
 
@@ -45,7 +47,7 @@ class Initializer:
     kind: str
     a: float = 0.0
     b: float = 1.0
-    total: str = ""  # cu_seqlens: a dim expression
+    total: str = ""  # cu_seqlens: the total; spike: the row length (a dim expression)
     text: str = ""
 
 
@@ -59,13 +61,56 @@ def parse(text: str) -> Initializer:
     name, args = m.group(1), m.group(2)
     if name not in _ARITY:
         raise ValueError("init '%s': unknown form '%s'" % (text, name))
-    parts = [p.strip() for p in args.split(",")] if args.strip() else []
+    parts = _split_args(args) if args.strip() else []
     if len(parts) != _ARITY[name]:
         raise ValueError("init '%s': %s takes %d arguments, got %d" % (text, name, _ARITY[name], len(parts)))
     if name == "cu_seqlens":
         return Initializer(kind=name, total=parts[0], text=text)
+    if name == "spike":
+        return Initializer(kind=name, a=float(parts[0]), b=float(parts[1]), total=parts[2], text=text)
     nums = [float(p) for p in parts]
     return Initializer(kind=name, a=nums[0], b=nums[1] if len(nums) > 1 else 0.0, text=text)
+
+
+def _split_args(args: str):
+    """The comma-separated arguments, split outside parentheses (a dim expression may hold
+    ``min(a, b)``)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(args):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(args[start:i].strip())
+            start = i + 1
+    parts.append(args[start:].strip())
+    return parts
+
+
+def int_edge_values(lo: int, hi: int):
+    """The values int_edges(lo, hi) draws from, in kloop's order (input_generator's
+    int_edge_values): lo, lo+1, -1, 0, 1, hi-1, hi, those inside [lo, hi], without repeats."""
+    out = []
+    for v in (lo, lo + 1, -1, 0, 1, hi - 1, hi):
+        if lo <= v <= hi and v not in out:
+            out.append(v)
+    return out
+
+
+def spike(init: Initializer, numel: int, dims: Dict[str, int], g: np.random.Generator) -> np.ndarray:
+    """normal(0, std) values, then one element per row of ``row`` elements (the last row may be
+    partial) set to +peak or -peak at a uniformly drawn position."""
+    row = dim_expr.evaluate(init.total, dims)
+    if row < 1:
+        raise ValueError("init '%s': the row length evaluates to %d; it must be >= 1" % (init.text, row))
+    out = _affine(g.standard_normal(numel), init.a, 0.0)
+    rows = -(-numel // row)
+    pos = g.integers(0, row, size=rows) + np.arange(rows, dtype=np.int64) * row
+    signs = np.where(g.integers(0, 2, size=rows) == 1, -1.0, 1.0)
+    keep = pos < numel
+    out[pos[keep]] = signs[keep] * init.b
+    return out
 
 
 def _generator(seed: int) -> np.random.Generator:
@@ -108,11 +153,19 @@ def generate(init: Initializer, numel: int, is_integer_dtype: bool, dims: Dict[s
         return init.a + np.arange(numel, dtype=np.float64) * init.b
     if k == "cu_seqlens":
         return cu_seqlens(init, numel, dims, g)
+    if k == "spike":
+        return spike(init, numel, dims, g)
+    if k == "int_edges":
+        lo, hi = int(init.a), int(init.b)
+        if not hi >= lo:
+            raise ValueError("init '%s': int_edges needs lo <= hi" % init.text)
+        edges = np.array(int_edge_values(lo, hi), dtype=np.int64)
+        return edges[g.integers(0, len(edges), size=numel)]
     raise ValueError("init '%s': unknown form" % init.text)
 
 
 # Forms drawn on the GPU for torch tensors on CUDA (generate_torch); the others (randint,
-# cu_seqlens) always come from the host.
+# cu_seqlens, spike, int_edges) always come from the host.
 DEVICE_FORMS = ("normal", "uniform", "logsigmoid_normal", "const", "arange")
 
 

@@ -54,6 +54,39 @@ class InitsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             inits.generate(inits.parse("cu_seqlens(T)"), 6, True, {"T": 4}, 1)
 
+    def test_spike_one_dominant_value_per_row(self):
+        init = inits.parse("spike(1, 1e4, D)")
+        self.assertEqual((init.kind, init.a, init.b, init.total), ("spike", 1.0, 1e4, "D"))
+        v = inits.generate(init, 7 * 50 + 13, False, {"D": 50}, 9)  # 7 full rows and a partial one
+        rows = [v[i:i + 50] for i in range(0, v.size, 50)]
+        for r in rows[:7]:
+            big = np.abs(r) == 1e4
+            self.assertEqual(int(big.sum()), 1)
+            self.assertTrue((np.abs(r[~big]) < 10).all())
+        self.assertLessEqual(int((np.abs(rows[7]) == 1e4).sum()), 1)
+        signs = {float(np.sign(x)) for x in v if abs(x) == 1e4}
+        self.assertEqual(signs, {-1.0, 1.0})
+        self.assertTrue(np.array_equal(v, inits.generate(init, v.size, False, {"D": 50}, 9)))
+        self.assertFalse(np.array_equal(v, inits.generate(init, v.size, False, {"D": 50}, 10)))
+
+    def test_spike_row_is_a_dim_expression_with_commas(self):
+        init = inits.parse("spike(2, -3, min(D, 4))")
+        self.assertEqual(init.total, "min(D, 4)")
+        v = inits.generate(init, 8, False, {"D": 100}, 1)
+        self.assertEqual(int((v == -3).sum() + (v == 3).sum()), 2)
+        with self.assertRaises(ValueError):
+            inits.generate(inits.parse("spike(1, 5, D-4)"), 8, False, {"D": 4}, 1)
+
+    def test_int_edges_draws_only_the_edges(self):
+        self.assertEqual(inits.int_edge_values(-128, 127), [-128, -127, -1, 0, 1, 126, 127])
+        self.assertEqual(inits.int_edge_values(0, 1), [0, 1])
+        self.assertEqual(inits.int_edge_values(5, 5), [5])
+        v = inits.generate(inits.parse("int_edges(-2147483648, 2147483647)"), 5000, True, {}, 3)
+        self.assertEqual(v.dtype, np.int64)
+        self.assertEqual(sorted(set(v.tolist())), [-2147483648, -2147483647, -1, 0, 1, 2147483646, 2147483647])
+        with self.assertRaises(ValueError):
+            inits.generate(inits.parse("int_edges(3, 2)"), 4, True, {}, 1)
+
     def test_to_integer_rounds_half_away_and_saturates(self):
         v = inits.to_integer(np.array([0.5, -0.5, 1.49, np.nan, 1e30, -1e30]), 32)
         self.assertEqual(v.tolist(), [1, -1, 1, 0, 2 ** 31 - 1, -(2 ** 31)])

@@ -63,6 +63,13 @@ void fill_cu_seqlens(const spec::initializer& init, kloop::dtype t, void* data, 
 
 }  // namespace
 
+std::vector<double> int_edge_values(double lo, double hi) {
+    std::vector<double> out;
+    for (const double v : {lo, lo + 1.0, -1.0, 0.0, 1.0, hi - 1.0, hi})
+        if (v >= lo && v <= hi && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    return out;
+}
+
 double log_sigmoid(double x) {
     // log(sigmoid(x)) = -log(1 + e^-x) = -softplus(-x); softplus(y) = max(y, 0) + log1p(e^-|y|).
     const double y = -x;
@@ -153,6 +160,32 @@ void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::
         case spec::init_kind::cu_seqlens: {
             rng r(seed);
             fill_cu_seqlens(init, t, data, n_elems, dims, r);
+            return;
+        }
+        case spec::init_kind::int_edges: {
+            constexpr double limit = 9007199254740992.0;  // 2^53
+            if (a != std::floor(a) || b != std::floor(b) || std::fabs(a) > limit || std::fabs(b) > limit)
+                fail(init, "int_edges bounds must be integers with |v| <= 2^53");
+            if (!(b >= a)) fail(init, "int_edges needs lo <= hi");
+            const std::vector<double> edges = int_edge_values(a, b);
+            fill_random(t, data, n_elems, seed, pool, [&](rng& r, double* buf, std::int64_t len) {
+                for (std::int64_t k = 0; k < len; ++k) buf[k] = edges[r.next_below(edges.size())];
+            });
+            return;
+        }
+        case spec::init_kind::spike: {
+            const std::int64_t row = init.total.eval(dims);
+            if (row < 1) fail(init, "the row length evaluates to " + std::to_string(row) + "; it must be >= 1");
+            fill_random(t, data, n_elems, seed, pool, [&](rng& r, double* buf, std::int64_t len) {
+                r.fill_normal(buf, static_cast<std::size_t>(len));
+                for (std::int64_t k = 0; k < len; ++k) buf[k] = a * buf[k];
+            });
+            rng r(derive_seed(seed, "spike"));
+            for (std::int64_t start = 0; start < n_elems; start += row) {
+                const auto pos = static_cast<std::int64_t>(r.next_below(static_cast<std::uint64_t>(row)));
+                const double sign = (r.next_u64() >> 63) != 0 ? -1.0 : 1.0;
+                if (start + pos < n_elems) store_element(t, data, start + pos, sign * b);
+            }
             return;
         }
         case spec::init_kind::arange:

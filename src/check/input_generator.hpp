@@ -15,20 +15,28 @@
 //                            {1, ..., total-1} (Floyd's sampling), so every composition of total
 //                            into n positive lengths is equally likely
 //   arange(start, step)      start + i*step
+//   spike(std, peak, row)    the values of normal(0, std) (the same chunked streams), then, for
+//                            every row r of `row` elements (the last row may be partial), one
+//                            position p_r uniform on [0, row) and a sign s_r drawn in row order
+//                            from rng(derive_seed(seed, "spike")): element r*row + p_r (when it
+//                            exists) becomes s_r * peak
+//   int_edges(lo, hi)        each element uniform over E = {lo, lo+1, -1, 0, 1, hi-1, hi} ∩
+//                            [lo, hi] without repeats, in that order: E[next_below(|E|)]
 //
 // Streams (docs/correctness.md, "Input generation"): the element-wise random forms (normal,
-// uniform, randint, logsigmoid_normal) cut the tensor into chunks of k_chunk_elems (64 Ki)
+// uniform, randint, logsigmoid_normal, int_edges, and spike's base values) cut the tensor into chunks of k_chunk_elems (64 Ki)
 // elements; chunk c draws its elements in order from its own generator,
 // rng(derive_chunk_seed(seed, c)). Chunks are filled in parallel on a thread_pool, and since a
 // chunk's values depend on (seed, c) only, the bytes are the same on 1 thread or 16.
 // cu_seqlens draws from one sequential stream, rng(seed). const and arange draw nothing.
 //
 // Errors (std::invalid_argument, thrown before anything is written): randint with hi <= lo or
-// non-integral bounds; cu_seqlens with n_elems < 1, total < n (or total > 0 with n = 0), or total
+// non-integral bounds; int_edges with hi < lo or non-integral bounds; spike with a row < 1; cu_seqlens with n_elems < 1, total < n (or total > 0 with n = 0), or total
 // not exactly representable in the dtype; n_elems < 0.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/dtype.hpp"
 #include "spec/dim_expr.hpp"
@@ -50,5 +58,8 @@ void fill_input(const spec::initializer& init, kloop::dtype t, void* data, std::
 
 // log(sigmoid(x)) computed stably (exposed for tests and reference code).
 [[nodiscard]] double log_sigmoid(double x);
+
+// The value set of int_edges(lo, hi), in draw order (exposed for tests).
+[[nodiscard]] std::vector<double> int_edge_values(double lo, double hi);
 
 }  // namespace kloop::check

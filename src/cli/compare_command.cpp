@@ -21,6 +21,7 @@ namespace kloop::cli {
 namespace fs = std::filesystem;
 
 void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
+    add_held_out_option(sub, o);
     sub.add_option("--mode", o.modes, "Mode to compare (repeatable; default: every mode in the spec)");
     sub.add_option("--shape", o.bench_shapes,
                    "Bench shape to time (repeatable; default: every bench shape); the gate is unchanged");

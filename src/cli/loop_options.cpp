@@ -20,7 +20,16 @@ void add_profile_options(CLI::App& sub, loop::profile_options& profile) {
         ->capture_default_str();
 }
 
+void add_held_out_option(CLI::App& sub, eval::evaluation_options& o) {
+    sub.add_option("--held-out", o.held_out,
+                   "Held-out shapes the gate draws per mode from the spec's dim and param domains (shapes and "
+                   "param values op.toml does not list), from the drawn seed (--seed replays them); 0: none")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+}
+
 void add_bench_options(CLI::App& sub, eval::evaluation_options& o) {
+    add_held_out_option(sub, o);
     sub.add_option("--timeout", o.timeout_s, "Wall-clock limit per runner process, seconds")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

@@ -25,7 +25,10 @@ class command_runner_base;
 
 namespace kloop::cli {
 
+// add_bench_options declares --held-out too (add_held_out_option).
 void add_bench_options(CLI::App& sub, eval::evaluation_options& options);
+// --held-out N: held-out shapes the gate draws per mode from the spec's domains (0: none).
+void add_held_out_option(CLI::App& sub, eval::evaluation_options& options);
 void add_ab_options(CLI::App& sub, measure::ab_config& ab);
 // --no-early-verdict (compare, noise, init, iterate): measure/early_verdict.hpp off.
 void declare_early_verdict_option(CLI::App& sub, measure::ab_config& ab);

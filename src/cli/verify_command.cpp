@@ -7,6 +7,7 @@
 
 #include "cli/base_checkout.hpp"
 #include "cli/compare_command.hpp"
+#include "cli/loop_options.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "platform/file_io.hpp"
@@ -54,6 +55,7 @@ protected:
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_flag("--no-bench", m_cfg.no_bench, "Gate only");
+        add_held_out_option(sub, m_cfg.options);
         sub.add_option("--min-samples", m_cfg.options.stop.min_samples, "Stopping rule: minimum samples per shape")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();

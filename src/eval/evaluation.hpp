@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -53,12 +54,27 @@ struct case_report {
     double call_s = 0;
 };
 
+// A held-out call the gate drew (spec/held_out): its dims and params, so a reviewer sees what
+// was tried; reproducible from the drawn seed.
+struct held_out_param {
+    std::string name;
+    double value = 0.0;
+    bool is_integer = false;
+};
+struct held_out_call {
+    std::string mode;
+    std::string shape;                     // "heldout_1", ...
+    std::vector<std::pair<std::string, std::int64_t>> dims;
+    std::vector<held_out_param> params;
+};
+
 struct gate_report {
     bool pass = false;
     bool partial = false;                  // --gate-k was used: never promotable
     std::string gate_k;
     std::vector<std::uint64_t> seeds;
     std::vector<case_report> cases;
+    std::vector<held_out_call> held_out;   // the held-out shapes and params drawn for this gate
     std::string runner_failure;            // crash / timeout / fatal of the runner process, if any
     double wall_s = 0;                     // the gate runner's wall time, start to exit
 };

@@ -19,6 +19,7 @@ struct evaluation_options {
     std::string gate_k;                    // --gate-k expression; non-empty marks the run partial
     std::optional<std::uint64_t> seed;     // replay the drawn trial seed instead of drawing one
     int trials = 3;                        // >= 3: two fixed seeds + drawn ones
+    int held_out = 2;                      // held-out shapes drawn per mode when the spec declares a domain; 0: none
     double timeout_s = 120.0;              // per runner process (gate, then bench)
     bool bench = true;
     measure::stopping_config stop;         // per bench shape

@@ -360,6 +360,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
+    ev.gate.held_out = held_out_calls(gate_job);  // the held-out draw, recorded for review
     ev.census_kernels = census_kernel_names(gate_job, gate_session.events);
     ev.isolation = session_isolation(gate_session.events);
     integrity_check timer_check{"timer_cross_check", check_status::skipped, "bench not run"};

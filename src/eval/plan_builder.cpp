@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "eval/keyword_filter.hpp"
 
 namespace kloop::eval {
@@ -22,17 +23,21 @@ runner::tensor_plan resolve_tensor(const spec::tensor_spec& t, const spec::dim_e
     return p;
 }
 
-runner::call_plan resolve_call(const spec::mode_spec& m, const spec::shape_spec& sh) {
+runner::call_plan resolve_call(const spec::mode_spec& m, const std::string& shape, const spec::dim_env& dims) {
     runner::call_plan c;
     c.mode = m.name;
-    c.shape = sh.name;
+    c.shape = shape;
     c.entry = m.entry;
     c.reference_entry = m.reference_entry.empty() ? m.entry : m.reference_entry;
-    c.dims = sh.dims;
-    for (const auto& t : m.inputs) c.inputs.push_back(resolve_tensor(t, sh.dims));
-    for (const auto& t : m.outputs) c.outputs.push_back(resolve_tensor(t, sh.dims));
+    c.dims = dims;
+    for (const auto& t : m.inputs) c.inputs.push_back(resolve_tensor(t, dims));
+    for (const auto& t : m.outputs) c.outputs.push_back(resolve_tensor(t, dims));
     c.params = m.params;
     return c;
+}
+
+runner::call_plan resolve_call(const spec::mode_spec& m, const spec::shape_spec& sh) {
+    return resolve_call(m, sh.name, sh.dims);
 }
 
 std::vector<const spec::mode_spec*> selected_modes(const spec::op_spec& s, const evaluation_options& o) {
@@ -100,21 +105,71 @@ std::uint64_t draw_seed() {
     return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
 }
 
+std::uint64_t held_out_seed(const std::vector<std::uint64_t>& seeds) {
+    const std::uint64_t base = seeds.size() > 2 ? seeds[2] : seeds.empty() ? 0 : seeds.back();
+    return derive_seed(base, "held-out");
+}
+
+std::vector<spec::held_out_shape> draw_gate_held_out(const spec::op_spec& s, const evaluation_options& o,
+                                                     const std::vector<std::uint64_t>& seeds) {
+    return spec::draw_held_out(s, held_out_seed(seeds), o.held_out);
+}
+
+std::string distribution_case_name(const std::string& shape, const std::string& input, const std::string& init_text) {
+    return shape + "[" + input + "=" + init_text + "]";
+}
+
+std::vector<held_out_call> held_out_calls(const runner::job& gate_job) {
+    std::vector<held_out_call> out;
+    for (const auto& c : gate_job.calls) {
+        if (c.shape.rfind(spec::held_out_prefix, 0) != 0 || c.shape.find('[') != std::string::npos) continue;
+        held_out_call h;
+        h.mode = c.mode;
+        h.shape = c.shape;
+        for (const auto& [k, v] : c.dims) h.dims.emplace_back(k, v);
+        for (const auto& p : c.params) h.params.push_back({p.name, p.value, p.is_integer});
+        out.push_back(std::move(h));
+    }
+    return out;
+}
+
 runner::job build_gate_job(const spec::op_spec& s, const evaluation_options& o,
                            const std::vector<std::uint64_t>& seeds) {
     runner::job j;
     j.phase = runner::job_phase::gate;
     std::optional<keyword_filter> filter;
     if (!o.gate_k.empty()) filter = keyword_filter::parse(o.gate_k);
+    const auto held_out = draw_gate_held_out(s, o, seeds);
     int id = 0;
+    auto add_cases = [&](runner::call_plan call) {
+        j.calls.push_back(std::move(call));
+        const int index = static_cast<int>(j.calls.size()) - 1;
+        for (std::size_t t = 0; t < seeds.size(); ++t)
+            j.gate.push_back({id++, index, static_cast<int>(t), seeds[t]});
+    };
     for (const auto* m : selected_modes(s, o)) {
+        // One shape: the call with every input's first distribution, then one call per further
+        // distribution of an input.
+        auto add_shape = [&](const std::string& name, const spec::dim_env& dims, const std::vector<spec::param_spec>& params) {
+            auto base = resolve_call(*m, name, dims);
+            base.params = params;
+            add_cases(base);
+            for (std::size_t i = 0; i < m->inputs.size(); ++i)
+                for (const auto& init : m->inputs[i].adversarial) {
+                    auto call = base;
+                    call.shape = distribution_case_name(name, m->inputs[i].name, init.text);
+                    call.inputs[i].init = init.text;
+                    add_cases(std::move(call));
+                }
+        };
         for (const auto& sh : s.shapes) {
             if (!sh.gate) continue;
             if (filter && !filter->matches(sh.name)) continue;
-            j.calls.push_back(resolve_call(*m, sh));
-            const int call = static_cast<int>(j.calls.size()) - 1;
-            for (std::size_t t = 0; t < seeds.size(); ++t)
-                j.gate.push_back({id++, call, static_cast<int>(t), seeds[t]});
+            add_shape(sh.name, sh.dims, m->params);
+        }
+        for (const auto& h : held_out) {
+            if (filter && !filter->matches(h.name)) continue;
+            add_shape(h.name, h.dims, h.params.at(m->name));
         }
     }
     if (j.gate.empty())

@@ -4,14 +4,23 @@
 // shapes from dim expressions, params, tolerances), choose the gate seeds (the spec's two fixed
 // seeds plus seeds drawn now, so no candidate can know them in advance), apply --mode and
 // --gate-k, and lay out the gate cases and bench items. Pure: no I/O, no processes.
+//
+// The gate covers, per selected mode: every listed gate shape with the first distribution of
+// every input; then, per gate shape, one call per further (adversarial) distribution of an input,
+// that input drawn from it and the others from their first, named "<shape>[<input>=<init>]";
+// then the held-out shapes (spec/held_out) drawn from the drawn trial's seed, named
+// "heldout_<k>", with their own dims and params, each with its distribution calls too. Every
+// call runs every trial seed.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <vector>
 
+#include "eval/evaluation.hpp"
 #include "eval/evaluation_options.hpp"
 #include "runner/job.hpp"
+#include "spec/held_out.hpp"
 #include "spec/op_spec.hpp"
 
 namespace kloop::eval {
@@ -32,6 +41,18 @@ struct call_cost {
 // Throws usage_error if --mode names an unknown mode or --gate-k selects no gate shape.
 [[nodiscard]] runner::job build_gate_job(const spec::op_spec& s, const evaluation_options& o,
                                          const std::vector<std::uint64_t>& seeds);
+
+// The seed the held-out draw uses: derived from the drawn trial's seed (seeds[2]; the last seed
+// when fewer are given), so `--seed` replays the draw.
+[[nodiscard]] std::uint64_t held_out_seed(const std::vector<std::uint64_t>& seeds);
+// The held-out shapes build_gate_job adds for these seeds and options (o.held_out of them).
+[[nodiscard]] std::vector<spec::held_out_shape> draw_gate_held_out(const spec::op_spec& s, const evaluation_options& o,
+                                                                   const std::vector<std::uint64_t>& seeds);
+// The gate's held-out calls as the evaluation records them (mode, shape, dims, params).
+[[nodiscard]] std::vector<held_out_call> held_out_calls(const runner::job& gate_job);
+// "<shape>[<input>=<init>]": the name of a gate call that draws `input` from an adversarial init.
+[[nodiscard]] std::string distribution_case_name(const std::string& shape, const std::string& input,
+                                                 const std::string& init_text);
 // `evict_bytes`: cold traffic wanted between two uses of one input set (2 x last-level cache).
 // Each bench item rotates enough input sets (each with its own buffers) to cover it, within a
 // memory budget; what rotation cannot cover is written by an explicit flush between samples.

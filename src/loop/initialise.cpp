@@ -49,6 +49,10 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     contract_inputs ci{spec, candidate, req.max_iterations, req.target_speedup, platform::cpu_model(), repo.commit, repo.dirty};
     auto c = make_contract(ci);
     out.workspace = root;
+    if (!spec.blackbox && !spec.has_domain())
+        out.notes.push_back("warning: op.toml declares no domain ([dims] domain, param_domain): the gate tries only the "
+                            "listed shapes and param values, so a candidate that hard-codes them passes; declare one "
+                            "(docs/spec.md, \"Domains and held-out shapes\")");
 
     // The baseline: a plain evaluation, in a scratch directory.
     platform::ensure_directory(root.parent_path());

@@ -62,10 +62,18 @@ json gate_json(const eval::gate_report& g) {
         if (c.outputs.empty()) cases.push_back(row(nullptr));
         for (const auto& o : c.outputs) cases.push_back(row(&o));
     }
+    json held_out = json::array();
+    for (const auto& h : g.held_out) {
+        json dims = json::object(), params = json::object();
+        for (const auto& [name, v] : h.dims) dims[name] = v;
+        for (const auto& p : h.params) params[p.name] = p.is_integer ? json(static_cast<std::int64_t>(p.value)) : json(p.value);
+        held_out.push_back({{"mode", h.mode}, {"shape", h.shape}, {"dims", dims}, {"params", params}});
+    }
     return {{"status", g.pass ? "pass" : "fail"},
             {"partial", g.partial},
             {"gate_k", g.gate_k},
             {"seeds", g.seeds},
+            {"held_out", held_out},
             {"runner_failure", g.runner_failure},
             {"wall_s", g.wall_s},
             {"cases", cases}};

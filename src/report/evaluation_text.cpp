@@ -58,6 +58,12 @@ std::string to_text(const eval::evaluation& e) {
     out += fmt::format("gate: {}{} | {} cases, {} failed | seeds {} | {:.1f} s{}\n", g.pass ? "PASS" : "FAIL",
                        g.partial ? " (PARTIAL: --gate-k '" + g.gate_k + "', never promotable)" : "", g.cases.size(),
                        failed, seeds, g.wall_s, g.runner_failure.empty() ? "" : " | runner: " + g.runner_failure);
+    for (const auto& h : g.held_out) {  // drawn from the drawn seed: --seed replays them
+        std::string what;
+        for (const auto& [name, v] : h.dims) what += fmt::format("{}{}={}", what.empty() ? "" : " ", name, v);
+        for (const auto& p : h.params) what += fmt::format(" {}={:.6g}", p.name, p.value);
+        out += fmt::format("  held-out {}/{}: {}\n", h.mode, h.shape, what);
+    }
     for (const auto& c : g.cases)
         if (!c.pass)
             out += fmt::format("  FAIL {}/{} trial {} (seed {}): {}\n", c.mode, c.shape, c.trial, c.seed, c.reason);

@@ -28,6 +28,8 @@ constexpr form forms[] = {
     {init_kind::logsigmoid_normal, "logsigmoid_normal", "logsigmoid_normal(mean, std)", 2},
     {init_kind::cu_seqlens, "cu_seqlens", "cu_seqlens(total)", 1},
     {init_kind::arange, "arange", "arange(start, step)", 2},
+    {init_kind::spike, "spike", "spike(std, peak, row)", 3},
+    {init_kind::int_edges, "int_edges", "int_edges(lo, hi)", 2},
 };
 
 std::vector<std::string> form_names() {
@@ -101,7 +103,7 @@ initializer initializer::parse(const std::string& text) {
     const std::string name = t.substr(0, i);
     if (name.empty())
         fail(text, "expected a form such as normal(0, 1); known forms: normal, uniform, randint, "
-                   "const, logsigmoid_normal, cu_seqlens, arange");
+                   "const, logsigmoid_normal, cu_seqlens, arange, spike, int_edges");
     const form* f = nullptr;
     for (const form& candidate : forms)
         if (name == candidate.name) f = &candidate;
@@ -109,7 +111,7 @@ initializer initializer::parse(const std::string& text) {
         fail(text, "unknown init function '" + name + "'" + did_you_mean(name, form_names()) +
                        "; known forms: normal(mean, std), uniform(lo, hi), randint(lo, hi), "
                        "const(v), logsigmoid_normal(mean, std), cu_seqlens(total), "
-                       "arange(start, step)");
+                       "arange(start, step), spike(std, peak, row), int_edges(lo, hi)");
     std::size_t j = i;
     while (j < t.size() && is_space(t[j])) ++j;
     if (j == t.size() || t[j] != '(')
@@ -157,6 +159,24 @@ initializer initializer::parse(const std::string& text) {
         case init_kind::arange:
             init.a = parse_number(text, *f, args[0]);
             init.b = parse_number(text, *f, args[1]);
+            break;
+        case init_kind::int_edges:
+            init.a = parse_integer_valued(text, *f, args[0]);
+            init.b = parse_integer_valued(text, *f, args[1]);
+            if (!(init.a <= init.b))
+                fail(text, std::string(f->signature) + ": lo must be <= hi (both are included), got " +
+                               args[0] + " and " + args[1]);
+            break;
+        case init_kind::spike:
+            init.a = parse_number(text, *f, args[0]);
+            init.b = parse_number(text, *f, args[1]);
+            if (!(init.a > 0.0))
+                fail(text, std::string(f->signature) + ": std must be > 0, got " + args[0]);
+            try {
+                init.total = dim_expr::parse(args[2]);
+            } catch (const std::invalid_argument& e) {
+                fail(text, std::string(f->signature) + ": " + e.what());
+            }
             break;
         case init_kind::cu_seqlens:
             init.a = 0.0;

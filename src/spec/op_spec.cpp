@@ -37,6 +37,14 @@ std::vector<const shape_spec*> op_spec::get_gate_shapes() const {
     return out;
 }
 
+bool op_spec::has_domain() const {
+    if (!dim_domains.empty()) return true;
+    for (const mode_spec& m : modes)
+        for (const param_spec& p : m.params)
+            if (p.domain) return true;
+    return false;
+}
+
 std::vector<const shape_spec*> op_spec::get_bench_shapes() const {
     std::vector<const shape_spec*> out;
     for (const shape_spec& s : shapes)

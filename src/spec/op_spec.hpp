@@ -17,6 +17,7 @@
 
 #include "core/dtype.hpp"
 #include "spec/dim_expr.hpp"
+#include "spec/domain.hpp"
 #include "spec/initializer.hpp"
 
 namespace kloop::spec {
@@ -36,7 +37,8 @@ struct tensor_spec {
     std::string name;
     kloop::dtype type = kloop::dtype::f32;
     std::vector<dim_expr> shape;   // empty = scalar tensor of one element
-    initializer init;              // inputs only
+    initializer init;              // inputs only: the distribution of the bench (the first listed)
+    std::vector<initializer> adversarial; // inputs only: the further listed distributions, gate only
     bool inout = false;            // inputs only: the candidate may modify it
     tolerance tol;                 // outputs only
     int line = 0;                  // where it is declared in op.toml
@@ -46,6 +48,7 @@ struct param_spec {
     std::string name;
     double value = 0.0;
     bool is_integer = false;
+    std::optional<param_domain> domain;  // the mode's param_domain entry: held-out values are drawn from it
 };
 
 struct mode_spec {
@@ -129,6 +132,9 @@ struct op_spec {
     build_settings build;
     python_settings python;                // backend python only
     std::vector<std::string> dims;         // declared dim names, in order
+    // [dims] domain: empty, or one domain per declared dim (held-out shapes are drawn from it).
+    std::map<std::string, dim_domain> dim_domains;
+    int domain_line = 0;                   // the line of [dims] domain (0: none declared)
     std::vector<shape_spec> shapes;
     std::vector<mode_spec> modes;
     std::uint64_t fixed_seeds[2] = {1, 2}; // gate trials 0 and 1; trial 2 is drawn at check time
@@ -143,6 +149,8 @@ struct op_spec {
     // The shapes marked for the gate / the bench, in spec order.
     [[nodiscard]] std::vector<const shape_spec*> get_gate_shapes() const;
     [[nodiscard]] std::vector<const shape_spec*> get_bench_shapes() const;
+    // A dim domain or a param domain is declared: the gate draws held-out shapes (spec/held_out).
+    [[nodiscard]] bool has_domain() const;
 };
 
 }  // namespace kloop::spec

@@ -25,6 +25,7 @@
 
 #include "blackbox/gate_env.hpp"
 #include "core/error.hpp"
+#include "spec/held_out.hpp"
 #include "spec/spellcheck.hpp"
 
 namespace kloop::spec {
@@ -132,6 +133,7 @@ public:
         read_shapes(root);
         read_modes(root);
         check_sizes();
+        check_domains();
         return std::move(m_spec);
     }
 
@@ -617,7 +619,7 @@ private:
 
     void read_dims(const toml::table& root) {
         const toml::table& dims = require_table(root, 0, "", "dims", "table [dims]");
-        check_keys(dims, "dims", {"names"});
+        check_keys(dims, "dims", {"names", "domain"});
         const toml::node* n = find(dims, "names");
         if (n == nullptr) fail(line_of(dims), "dims.names", "missing required field 'names'");
         const auto names = read_string_list(*n, "dims.names");
@@ -631,6 +633,77 @@ private:
                 fail(line, index("dims.names", i), "dim '" + name + "' is declared twice");
             m_spec.dims.push_back(name);
         }
+        if (const toml::node* d = find(dims, "domain")) read_dim_domain(*d);
+    }
+
+    // [dims] domain = { N = { min = 1, max = 70000 }, D = { values = [777, 1024] } }: every
+    // declared dim, each a set (`values`) or a range (`min`, `max`, optional `multiple_of`).
+    void read_dim_domain(const toml::node& n) {
+        const std::string where = "dims.domain";
+        if (!n.is_table())
+            fail(line_of(n), where, "must be a table such as { N = { min = 1, max = 4096 } }, got " + type_name(n));
+        const toml::table& t = *n.as_table();
+        m_spec.domain_line = line_of(n);
+        for (auto [k, v] : in_file_order(t)) {
+            const std::string name(k->str());
+            const std::string field = join(where, name);
+            if (std::find(m_spec.dims.begin(), m_spec.dims.end(), name) == m_spec.dims.end())
+                fail(line_of(*k), field, "undeclared dim '" + name + "'" + did_you_mean(name, m_spec.dims) +
+                                             "; declared dims: " + list(m_spec.dims));
+            if (!v->is_table())
+                fail(line_of(*v), field, "must be a table such as { min = 1, max = 4096 } or { values = [64, 128] }, got " +
+                                             type_name(*v));
+            m_spec.dim_domains[name] = read_one_dim_domain(*v->as_table(), field);
+        }
+        for (const std::string& d : m_spec.dims)
+            if (m_spec.dim_domains.find(d) == m_spec.dim_domains.end())
+                fail(line_of(n), join(where, d),
+                     "the domain does not give dim '" + d + "' (a domain covers every declared dim; use { values = [...] } "
+                     "to keep a dim to fixed values)");
+    }
+
+    std::int64_t read_positive_integer(const toml::node& n, const std::string& field) const {
+        if (!n.is_integer()) fail(line_of(n), field, "must be a positive integer, got " + type_name(n));
+        const std::int64_t v = n.as_integer()->get();
+        if (v <= 0) fail(line_of(n), field, "must be a positive integer, got " + std::to_string(v));
+        return v;
+    }
+
+    dim_domain read_one_dim_domain(const toml::table& t, const std::string& where) const {
+        check_keys(t, where, {"min", "max", "multiple_of", "values"});
+        dim_domain d;
+        d.line = line_of(t);
+        if (const toml::node* vals = find(t, "values")) {
+            for (const char* key : {"min", "max", "multiple_of"})
+                if (const toml::node* x = find(t, key))
+                    fail(line_of(*x), join(where, key), "give either 'values' or a range (min, max, multiple_of), not both");
+            const toml::array& arr = read_array(*vals, join(where, "values"));
+            if (arr.empty()) fail(line_of(*vals), join(where, "values"), "must list at least one value");
+            for (std::size_t i = 0; i < arr.size(); ++i) {
+                const std::int64_t v = read_positive_integer(*arr.get(i), index(join(where, "values"), i));
+                if (std::find(d.values.begin(), d.values.end(), v) != d.values.end())
+                    fail(line_of(*arr.get(i)), index(join(where, "values"), i), std::to_string(v) + " is listed twice");
+                d.values.push_back(v);
+            }
+            return d;
+        }
+        const toml::node* lo = find(t, "min");
+        const toml::node* hi = find(t, "max");
+        if (lo == nullptr) fail(d.line, join(where, "min"), "missing required field 'min' (or give 'values')");
+        if (hi == nullptr) fail(d.line, join(where, "max"), "missing required field 'max' (or give 'values')");
+        d.min = read_positive_integer(*lo, join(where, "min"));
+        d.max = read_positive_integer(*hi, join(where, "max"));
+        if (d.max < d.min)
+            fail(line_of(*hi), join(where, "max"),
+                 "max " + std::to_string(d.max) + " is smaller than min " + std::to_string(d.min));
+        if (const toml::node* m = find(t, "multiple_of")) {
+            d.multiple_of = read_positive_integer(*m, join(where, "multiple_of"));
+            if ((d.min + d.multiple_of - 1) / d.multiple_of > d.max / d.multiple_of)
+                fail(line_of(*m), join(where, "multiple_of"),
+                     "no multiple of " + std::to_string(d.multiple_of) + " lies in [" + std::to_string(d.min) + ", " +
+                         std::to_string(d.max) + "]");
+        }
+        return d;
     }
 
     // ---- [[shapes]] ---------------------------------------------------------------------
@@ -657,6 +730,10 @@ private:
         if (!is_plain_name(s.name))
             fail(line_of(*find(t, "name")), join(where, "name"),
                  "'" + s.name + "' may only contain letters, digits, '_' and '-'");
+        if (s.name.rfind(held_out_prefix, 0) == 0)
+            fail(line_of(*find(t, "name")), join(where, "name"),
+                 "shape names starting with '" + std::string(held_out_prefix) +
+                     "' are reserved for the held-out shapes the gate draws");
         if (const shape_spec* first = m_spec.find_shape(s.name))
             fail(line_of(*find(t, "name")), join(where, "name"),
                  "duplicate shape name '" + s.name + "' (first defined at line " +
@@ -720,7 +797,7 @@ private:
     }
 
     mode_spec read_mode(const toml::table& t, const std::string& name, const std::string& where) {
-        check_keys(t, where, {"entry", "reference_entry", "params", "flops", "bytes", "inputs", "outputs"});
+        check_keys(t, where, {"entry", "reference_entry", "params", "param_domain", "flops", "bytes", "inputs", "outputs"});
         mode_spec m;
         m.name = name;
         m.line = line_of(t);
@@ -751,6 +828,7 @@ private:
                 m.params.push_back(ps);
             }
         }
+        if (const toml::node* pd = find(t, "param_domain")) read_param_domains(*pd, join(where, "param_domain"), m);
         if (const toml::node* f = find(t, "flops")) m.flops = read_dim_expr(*f, join(where, "flops"));
         if (const toml::node* b = find(t, "bytes")) m.bytes = read_dim_expr(*b, join(where, "bytes"));
 
@@ -769,6 +847,92 @@ private:
         for (std::size_t i = 0; i < arr.size(); ++i)
             m.outputs.push_back(read_tensor(*arr.get(i)->as_table(), index(ow, i), false, name, seen));
         return m;
+    }
+
+    // param_domain = { eps = { min = 1e-7, max = 1e-3, log = true }, k = { values = [1, 3, 5] } }:
+    // each key a param of the mode; integer params take integer bounds and values.
+    void read_param_domains(const toml::node& n, const std::string& where, mode_spec& m) const {
+        if (!n.is_table())
+            fail(line_of(n), where, "must be a table such as { eps = { min = 1e-7, max = 1e-3, log = true } }, got " +
+                                        type_name(n));
+        std::vector<std::string> names;
+        for (const param_spec& p : m.params) names.push_back(p.name);
+        for (auto [k, v] : in_file_order(*n.as_table())) {
+            const std::string name(k->str());
+            const std::string field = join(where, name);
+            auto it = std::find_if(m.params.begin(), m.params.end(), [&](const param_spec& p) { return p.name == name; });
+            if (it == m.params.end())
+                fail(line_of(*k), field,
+                     "'" + name + "' is not a param of this mode" + did_you_mean(name, names) +
+                         (names.empty() ? std::string("; the mode has no params") : "; params: " + list(names)));
+            if (!v->is_table())
+                fail(line_of(*v), field, "must be a table such as { min = 1e-7, max = 1e-3 } or { values = [...] }, got " +
+                                             type_name(*v));
+            it->domain = read_one_param_domain(*v->as_table(), field, *it);
+        }
+    }
+
+    double read_param_bound(const toml::node& n, const std::string& field, bool is_integer) const {
+        if (is_integer) {
+            if (!n.is_integer())
+                fail(line_of(n), field, "must be an integer (the param is an integer), got " + type_name(n));
+            const double v = static_cast<double>(n.as_integer()->get());
+            if (std::fabs(v) > max_exact_integer) fail(line_of(n), field, "integer values must satisfy |v| <= 2^53");
+            return v;
+        }
+        return read_number(n, field);
+    }
+
+    param_domain read_one_param_domain(const toml::table& t, const std::string& where, const param_spec& p) const {
+        check_keys(t, where, {"min", "max", "log", "multiple_of", "values"});
+        param_domain d;
+        d.line = line_of(t);
+        if (const toml::node* vals = find(t, "values")) {
+            for (const char* key : {"min", "max", "log", "multiple_of"})
+                if (const toml::node* x = find(t, key))
+                    fail(line_of(*x), join(where, key), "give either 'values' or a range (min, max, log, multiple_of), not both");
+            const toml::array& arr = read_array(*vals, join(where, "values"));
+            if (arr.empty()) fail(line_of(*vals), join(where, "values"), "must list at least one value");
+            for (std::size_t i = 0; i < arr.size(); ++i) {
+                const double v = read_param_bound(*arr.get(i), index(join(where, "values"), i), p.is_integer);
+                if (std::find(d.values.begin(), d.values.end(), v) != d.values.end())
+                    fail(line_of(*arr.get(i)), index(join(where, "values"), i), format_number(v) + " is listed twice");
+                d.values.push_back(v);
+            }
+        } else {
+            const toml::node* lo = find(t, "min");
+            const toml::node* hi = find(t, "max");
+            if (lo == nullptr) fail(d.line, join(where, "min"), "missing required field 'min' (or give 'values')");
+            if (hi == nullptr) fail(d.line, join(where, "max"), "missing required field 'max' (or give 'values')");
+            d.min = read_param_bound(*lo, join(where, "min"), p.is_integer);
+            d.max = read_param_bound(*hi, join(where, "max"), p.is_integer);
+            if (!(d.max > d.min))
+                fail(line_of(*hi), join(where, "max"),
+                     "max " + format_number(d.max) + " must be greater than min " + format_number(d.min));
+            if (const toml::node* l = find(t, "log")) {
+                if (!l->is_boolean()) fail(line_of(*l), join(where, "log"), "must be true or false, got " + type_name(*l));
+                d.log = l->as_boolean()->get();
+                if (d.log && !(d.min > 0.0))
+                    fail(line_of(*l), join(where, "log"), "a log-scaled range needs min > 0, got " + format_number(d.min));
+            }
+            if (const toml::node* mo = find(t, "multiple_of")) {
+                if (!p.is_integer)
+                    fail(line_of(*mo), join(where, "multiple_of"),
+                         "multiple_of is for integer params; '" + p.name + "' is a float (written with a '.' or an exponent)");
+                if (!mo->is_integer() || mo->as_integer()->get() <= 0)
+                    fail(line_of(*mo), join(where, "multiple_of"), "must be a positive integer");
+                d.multiple_of = mo->as_integer()->get();
+                const auto m = static_cast<double>(d.multiple_of);
+                if (std::ceil(d.min / m) > std::floor(d.max / m))
+                    fail(line_of(*mo), join(where, "multiple_of"),
+                         "no multiple of " + std::to_string(d.multiple_of) + " lies in [" + format_number(d.min) + ", " +
+                             format_number(d.max) + "]");
+            }
+        }
+        if (!d.contains(p.value, p.is_integer))
+            fail(d.line, where,
+                 "the param's own value " + format_number(p.value) + " lies outside its domain " + d.describe());
+        return d;
     }
 
     tensor_spec read_tensor(const toml::table& t, const std::string& where, bool is_input,
@@ -819,25 +983,59 @@ private:
         return ts;
     }
 
+    // `init` is one init string, or an array of them: the first is the bench's distribution,
+    // the others are adversarial distributions the gate runs as further cases.
     void read_init(const toml::table& t, const std::string& where, tensor_spec& ts) const {
         const std::string field = join(where, "init");
         const toml::node* n = find(t, "init");
-        const int line = n ? line_of(*n) : ts.line;
-        const std::string text = n ? read_string(*n, field) : std::string("normal(0, 1)");
+        if (n == nullptr) {
+            ts.init = initializer::parse("normal(0, 1)");
+            return;
+        }
+        if (n->is_array()) {
+            const toml::array& arr = *n->as_array();
+            if (arr.empty()) fail(line_of(*n), field, "must list at least one init form");
+            for (std::size_t i = 0; i < arr.size(); ++i) {
+                const std::string f = index(field, i);
+                const toml::node& e = *arr.get(i);
+                initializer init = parse_init(read_string(e, f), line_of(e), f, ts);
+                if (i == 0) {
+                    ts.init = std::move(init);
+                    continue;
+                }
+                const auto same = [&](const initializer& o) { return o.text == init.text; };
+                if (same(ts.init) || std::any_of(ts.adversarial.begin(), ts.adversarial.end(), same))
+                    fail(line_of(e), f, "'" + init.text + "' is listed twice");
+                ts.adversarial.push_back(std::move(init));
+            }
+            return;
+        }
+        if (!n->is_string())
+            fail(line_of(*n), field, "must be an init string such as \"normal(0, 1)\" or an array of them, got " +
+                                         type_name(*n));
+        ts.init = parse_init(n->as_string()->get(), line_of(*n), field, ts);
+    }
+
+    initializer parse_init(const std::string& text, int line, const std::string& field, const tensor_spec& ts) const {
+        initializer init;
         try {
-            ts.init = initializer::parse(text);
+            init = initializer::parse(text);
         } catch (const std::invalid_argument& e) {
             fail(line, field, e.what());
         }
-        if (ts.init.kind == init_kind::cu_seqlens) {
+        if (init.kind == init_kind::cu_seqlens) {
             if (is_floating(ts.type))
                 fail(line, field, "cu_seqlens needs an integer dtype (i32 or i64), got " +
                                       std::string(to_string(ts.type)));
             if (ts.shape.size() != 1)
                 fail(line, field, "cu_seqlens needs a 1-d shape (n+1 offsets), got " +
                                       std::to_string(ts.shape.size()) + " dims");
-            check_declared(ts.init.total, line, field);
         }
+        if (init.kind == init_kind::int_edges && is_floating(ts.type))
+            fail(line, field, "int_edges is for integer dtypes (i32 or i64), got " + std::string(to_string(ts.type)) +
+                                  "; for floats use const, uniform or normal with the magnitudes wanted");
+        if (init.kind == init_kind::cu_seqlens || init.kind == init_kind::spike) check_declared(init.total, line, field);
+        return init;
     }
 
     void read_tolerance(const toml::table& t, const std::string& where, tensor_spec& ts) const {
@@ -900,10 +1098,20 @@ private:
                 fail(ts.line, join(where, "shape"),
                      "tensor '" + ts.name + "' " + in_shape + ": its size in bytes overflows int64");
         }
-        if (ts.init.kind == init_kind::cu_seqlens && ts.shape.size() == 1) {
+        std::vector<const initializer*> inits{&ts.init};
+        for (const initializer& a : ts.adversarial) inits.push_back(&a);
+        for (const initializer* init : inits) {
             const std::string field = join(where, "init");
+            if (init->kind == init_kind::spike) {
+                const std::int64_t row = eval_in(s, init->total, ts.line, field, in_shape);
+                if (row < 1)
+                    fail(ts.line, field,
+                         "tensor '" + ts.name + "' " + in_shape + ": the spike row length '" + init->total.get_text() +
+                             "' evaluates to " + std::to_string(row) + "; it must be >= 1");
+            }
+            if (init->kind != init_kind::cu_seqlens || ts.shape.size() != 1) continue;
             const std::int64_t len = ts.shape[0].eval(s.dims);
-            const std::int64_t total = eval_in(s, ts.init.total, ts.line, field, in_shape);
+            const std::int64_t total = eval_in(s, init->total, ts.line, field, in_shape);
             if (len < 2)
                 fail(ts.line, field,
                      "tensor '" + ts.name + "' " + in_shape +
@@ -915,6 +1123,24 @@ private:
                          " is smaller than the number of sequences " + std::to_string(len - 1) +
                          " (every sequence needs at least one element)");
         }
+    }
+
+    // Listed shapes lie inside the declared dim domain; the domain leaves held-out shapes to
+    // draw (the draw is tried once here with a fixed seed, so an impossible domain is a spec
+    // error at load time rather than at check time).
+    void check_domains() const {
+        if (!m_spec.dim_domains.empty()) {
+            for (const shape_spec& sh : m_spec.shapes)
+                for (const auto& [dim, domain] : m_spec.dim_domains) {
+                    const std::int64_t v = sh.dims.at(dim);
+                    if (!domain.contains(v))
+                        fail(domain.line, join("dims.domain", dim),
+                             "shape '" + sh.name + "' (line " + std::to_string(sh.line) + ") has " + dim + " = " +
+                                 std::to_string(v) + ", outside the domain " + domain.describe() +
+                                 " (the domain must contain every listed shape)");
+                }
+        }
+        if (m_spec.has_domain()) (void)draw_held_out(m_spec, 0, 2);
     }
 
     void check_cost(const shape_spec& s, const std::optional<dim_expr>& e, int line,

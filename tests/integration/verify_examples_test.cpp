@@ -44,9 +44,20 @@ TEST_P(GoodVersionTest, PassesGateAndIsBenchmarked) {
     EXPECT_EQ(rec.at("status"), "passed");
     EXPECT_EQ(rec.at("gate").at("status"), "pass");
     EXPECT_FALSE(rec.at("gate").at("partial").get<bool>());
-    // 2 modes x 3 gate shapes x 3 trials, each with 2 outputs
-    EXPECT_EQ(rec.at("gate").at("cases").size(), 2u * 3u * 3u * 2u);
+    // Per mode: 3 gate shapes and 2 held-out ones, each with its first distributions and one call
+    // per further distribution (fwd: 4 of x; bwd: 1 of dy); x 3 trials, each with 2 outputs.
+    EXPECT_EQ(rec.at("gate").at("cases").size(), (5u * 5u + 5u * 2u) * 3u * 2u);
     EXPECT_EQ(rec.at("gate").at("seeds").size(), 3u);
+    // The draw is recorded: 2 held-out shapes per mode, with their dims and the drawn eps.
+    const auto& held_out = rec.at("gate").at("held_out");
+    ASSERT_EQ(held_out.size(), 4u) << held_out.dump();
+    for (const auto& h : held_out) {
+        EXPECT_EQ(h.at("shape").get<std::string>().rfind("heldout_", 0), 0u);
+        EXPECT_GE(h.at("dims").at("D").get<int>(), 1);
+        if (h.at("mode") == "fwd") {
+            EXPECT_NE(h.at("params").at("eps").get<double>(), 1e-6);
+        }
+    }
     const auto& shapes = rec.at("bench").at("shapes");
     ASSERT_EQ(shapes.size(), 2u * 3u);  // 2 modes x 3 bench shapes
     // Each runner's wall time: the bench's holds every sample it took.
@@ -108,6 +119,60 @@ TEST_P(BrokenCandidateTest, IsRejectedForItsOwnReason) {
         ASSERT_NE(c, nullptr);
         EXPECT_EQ(c->at("status"), "fail") << rec.at("integrity").dump(2);
     }
+}
+
+// Candidates that exploit a gate trying only the listed shapes, the listed param value or one
+// input distribution: each passes the listed cases and fails only the held-out or adversarial
+// ones (gate only; a fixed --seed so the draw is the same on every run).
+struct exploit_case {
+    std::string file;
+    std::string failing_shape;  // a failing case's shape must contain this
+};
+
+void PrintTo(const exploit_case& c, std::ostream* os) { *os << c.file; }
+
+class ExploitCandidateTest : public ::testing::TestWithParam<exploit_case> {};
+
+TEST_P(ExploitCandidateTest, FailsOnlyWhereTheGateGoesBeyondTheListedCases) {
+    const auto& p = GetParam();
+    const auto r = run_kloop({"verify", example_dir(), "--candidate", example_dir() + "/broken/" + p.file, "--json",
+                              "--no-bench", "--seed", "20261202"});
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    const auto& rec = r.record;
+    ASSERT_TRUE(rec.is_object()) << r.out;
+    EXPECT_EQ(rec.at("status"), "gate_failed");
+    bool found = false;
+    for (const auto& c : rec.at("gate").at("cases")) {
+        if (c.at("status") != "fail") continue;
+        const auto shape = c.at("shape").get<std::string>();
+        found = found || shape.find(p.failing_shape) != std::string::npos;
+        // Every listed shape with its first distributions passes: the exploit works there.
+        EXPECT_TRUE(shape.rfind("heldout_", 0) == 0 || shape.find('[') != std::string::npos)
+            << "failed on a listed case: " << c.dump();
+    }
+    EXPECT_TRUE(found) << "no failing case on '" << p.failing_shape << "':\n" << gate_reasons(rec);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExploitCandidateTest,
+                         ::testing::Values(exploit_case{"hardcoded_tail.cpp", "heldout_"},
+                                           exploit_case{"hardcoded_eps.cpp", "heldout_"},
+                                           exploit_case{"fast_rsqrt.cpp", "[x=normal(0, 1000)]"}));
+
+// Without held-out shapes the hard-coded tail passes: the held-out draw is what rejects it; and
+// the same --seed draws the same held-out shapes.
+TEST(HeldOutDrawTest, HardCodedTailPassesWithoutHeldOutAndTheDrawReplays) {
+    const auto cand = example_dir() + "/broken/hardcoded_tail.cpp";
+    const auto off = run_kloop({"verify", example_dir(), "--candidate", cand, "--json", "--no-bench", "--held-out", "0"});
+    ASSERT_EQ(off.exit_code, 0) << off.err << off.out;
+    EXPECT_TRUE(off.record.at("gate").at("held_out").empty());
+    const auto a = run_kloop({"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp", "--json",
+                              "--no-bench", "--seed", "77", "--held-out", "3", "--mode", "fwd"});
+    const auto b = run_kloop({"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp", "--json",
+                              "--no-bench", "--seed", "77", "--held-out", "3", "--mode", "fwd"});
+    ASSERT_EQ(a.exit_code, 0) << a.err << a.out;
+    ASSERT_EQ(b.exit_code, 0) << b.err << b.out;
+    EXPECT_EQ(a.record.at("gate").at("held_out").size(), 3u);
+    EXPECT_EQ(a.record.at("gate").at("held_out"), b.record.at("gate").at("held_out"));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -57,6 +57,60 @@ const kloop::spec::dim_env no_dims;
 
 }  // namespace
 
+TEST(InputGeneratorTest, SpikeHasOneDominantValuePerRowOverNormalValues) {
+    const auto init = initializer::parse("spike(1, 1000, D)");
+    const kloop::spec::dim_env dims{{"D", 100}};
+    const std::int64_t n = 100 * 1000 + 37;  // 1000 full rows, crossing chunk boundaries, and a partial row
+    std::vector<float> v(static_cast<std::size_t>(n));
+    fill_input(init, dtype::f32, v.data(), n, dims, 11);
+    int positive = 0;
+    for (std::int64_t r = 0; r * 100 < n; ++r) {
+        int peaks = 0;
+        for (std::int64_t j = r * 100; j < std::min(n, (r + 1) * 100); ++j) {
+            const float x = v[static_cast<std::size_t>(j)];
+            if (std::fabs(x) == 1000.0f) {
+                ++peaks;
+                positive += x > 0 ? 1 : 0;
+            } else {
+                EXPECT_LT(std::fabs(x), 8.0f) << j;
+            }
+        }
+        if ((r + 1) * 100 <= n) EXPECT_EQ(peaks, 1) << "row " << r;
+        else EXPECT_LE(peaks, 1);
+    }
+    EXPECT_GT(positive, 400);  // both signs, about half each
+    EXPECT_LT(positive, 600);
+    // The non-peak values are normal(0, std)'s: the same stream as normal(0, 1).
+    std::vector<float> base(static_cast<std::size_t>(n));
+    fill_input(initializer::parse("normal(0, 1)"), dtype::f32, base.data(), n, dims, 11);
+    std::int64_t same = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) same += v[i] == base[i] ? 1 : 0;
+    const auto peaks = std::count_if(v.begin(), v.end(), [](float x) { return std::fabs(x) == 1000.0f; });
+    EXPECT_GE(peaks, 1000);
+    EXPECT_EQ(same, n - peaks) << "only the peaks differ from normal(0, 1)'s values";
+    std::vector<float> again(v.size()), other(v.size());
+    fill_input(init, dtype::f32, again.data(), n, dims, 11);
+    fill_input(init, dtype::f32, other.data(), n, dims, 12);
+    EXPECT_EQ(again, v);
+    EXPECT_NE(other, v);
+    EXPECT_THROW(fill_input(initializer::parse("spike(1, 5, D-100)"), dtype::f32, v.data(), 10, dims, 1),
+                 std::invalid_argument);
+}
+
+TEST(InputGeneratorTest, IntEdgesDrawsOnlyTheEdgeValues) {
+    EXPECT_EQ(kloop::check::int_edge_values(-128, 127), (std::vector<double>{-128, -127, -1, 0, 1, 126, 127}));
+    EXPECT_EQ(kloop::check::int_edge_values(0, 1), (std::vector<double>{0, 1}));
+    EXPECT_EQ(kloop::check::int_edge_values(5, 5), (std::vector<double>{5}));
+    const std::int64_t n = 200000;
+    std::vector<std::int32_t> v(static_cast<std::size_t>(n));
+    fill_input(initializer::parse("int_edges(-2147483648, 2147483647)"), dtype::i32, v.data(), n, no_dims, 5);
+    std::vector<std::int32_t> seen(v);
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    EXPECT_EQ(seen, (std::vector<std::int32_t>{INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX - 1, INT32_MAX}));
+    EXPECT_THROW(fill_input(make(init_kind::int_edges, 3, 2), dtype::i32, v.data(), 4, no_dims, 1), std::invalid_argument);
+}
+
 TEST(InputGeneratorTest, NormalMeanAndStdWithinBounds) {
     std::vector<double> v(100000);
     fill_input(make(init_kind::normal, 2.0, 0.5), dtype::f64, v.data(), 100000, no_dims, 17);

@@ -29,15 +29,22 @@ TEST(PlanBuilderTest, SeedsAreTwoFixedPlusDrawn) {
 
 TEST(PlanBuilderTest, GateCoversEveryGateShapeModeAndTrialWithResolvedShapes) {
     kloop::eval::evaluation_options o;
+    o.held_out = 0;
     const auto job = kloop::eval::build_gate_job(example(), o, {1, 2, 3});
-    std::size_t gate_shapes = 0;
-    for (const auto& s : example().shapes) gate_shapes += s.gate ? 1 : 0;
-    EXPECT_EQ(job.calls.size(), gate_shapes * example().modes.size());
+    std::size_t expected = 0;
+    for (const auto& m : example().modes) {
+        std::size_t per_shape = 1;
+        for (const auto& t : m.inputs) per_shape += t.adversarial.size();
+        for (const auto& s : example().shapes) expected += s.gate ? per_shape : 0;
+    }
+    EXPECT_EQ(job.calls.size(), expected);
     EXPECT_EQ(job.gate.size(), job.calls.size() * 3);
     for (const auto& c : job.calls) {
-        const auto* sh = example().find_shape(c.shape);
-        ASSERT_NE(sh, nullptr);
+        const auto listed = c.shape.substr(0, c.shape.find('['));
+        const auto* sh = example().find_shape(listed);
+        ASSERT_NE(sh, nullptr) << c.shape;
         EXPECT_TRUE(sh->gate);
+        EXPECT_EQ(c.dims, sh->dims);
         if (c.mode == "fwd") {
             ASSERT_EQ(c.inputs[0].name, "x");
             EXPECT_EQ(c.inputs[0].shape, (std::vector<std::int64_t>{sh->dims.at("N"), sh->dims.at("D")}));
@@ -49,14 +56,64 @@ TEST(PlanBuilderTest, GateCoversEveryGateShapeModeAndTrialWithResolvedShapes) {
     EXPECT_EQ(seeds, (std::set<std::uint64_t>{1, 2, 3}));
 }
 
+TEST(PlanBuilderTest, EachFurtherDistributionIsItsOwnNamedCall) {
+    kloop::eval::evaluation_options o;
+    o.held_out = 0;
+    o.modes = {"fwd"};
+    o.gate_k = "n256_d1024";
+    const auto job = kloop::eval::build_gate_job(example(), o, {1, 2, 3});
+    const auto& x = example().find_mode("fwd")->inputs[0];
+    ASSERT_GE(x.adversarial.size(), 1u);
+    ASSERT_EQ(job.calls.size(), 1 + x.adversarial.size());
+    EXPECT_EQ(job.calls[0].shape, "n256_d1024");
+    EXPECT_EQ(job.calls[0].inputs[0].init, x.init.text);
+    for (std::size_t k = 0; k < x.adversarial.size(); ++k) {
+        const auto& c = job.calls[1 + k];
+        EXPECT_EQ(c.shape, "n256_d1024[x=" + x.adversarial[k].text + "]");
+        EXPECT_EQ(c.inputs[0].init, x.adversarial[k].text) << "only x changes";
+        EXPECT_EQ(c.inputs[1].init, job.calls[0].inputs[1].init);
+        EXPECT_EQ(c.dims, job.calls[0].dims);
+    }
+}
+
+TEST(PlanBuilderTest, HeldOutShapesComeFromTheDrawnSeedWithTheirOwnParams) {
+    kloop::eval::evaluation_options o;
+    o.held_out = 2;
+    const auto job = kloop::eval::build_gate_job(example(), o, {1, 2, 3});
+    const auto drawn = kloop::eval::held_out_calls(job);
+    ASSERT_EQ(drawn.size(), 2u * example().modes.size());
+    for (const auto& c : job.calls) {
+        if (c.shape.rfind("heldout_", 0) != 0) continue;
+        EXPECT_EQ(example().find_shape(c.shape), nullptr);
+        for (const auto& listed : example().shapes) EXPECT_NE(c.dims, listed.dims);
+        EXPECT_EQ(c.inputs[0].shape[1], c.dims.at("D"));
+        if (c.mode == "fwd") {
+            ASSERT_EQ(c.params.size(), 1u);
+            EXPECT_NE(c.params[0].value, 1e-6) << "eps drawn from its domain";
+        }
+    }
+    // Replayed by the same drawn seed, changed by another; the fixed seeds play no part.
+    const auto again = kloop::eval::held_out_calls(kloop::eval::build_gate_job(example(), o, {5, 6, 3}));
+    ASSERT_EQ(again.size(), drawn.size());
+    for (std::size_t k = 0; k < drawn.size(); ++k) {
+        EXPECT_EQ(again[k].dims, drawn[k].dims);
+        EXPECT_EQ(again[k].params[0].value, drawn[k].params[0].value);
+    }
+    const auto other = kloop::eval::held_out_calls(kloop::eval::build_gate_job(example(), o, {1, 2, 4}));
+    EXPECT_NE(other[0].dims, drawn[0].dims);
+    o.held_out = 0;
+    EXPECT_TRUE(kloop::eval::held_out_calls(kloop::eval::build_gate_job(example(), o, {1, 2, 3})).empty());
+}
+
 TEST(PlanBuilderTest, ModeAndGateKFilter) {
     kloop::eval::evaluation_options o;
     o.modes = {"bwd"};
-    o.gate_k = "n256";
+    o.gate_k = "n256 and not heldout";
     const auto job = kloop::eval::build_gate_job(example(), o, {1, 2, 3});
-    ASSERT_EQ(job.calls.size(), 1u);
+    ASSERT_FALSE(job.calls.empty());
     EXPECT_EQ(job.calls[0].mode, "bwd");
     EXPECT_EQ(job.calls[0].shape, "n256_d1024");
+    for (const auto& c : job.calls) EXPECT_EQ(c.shape.rfind("n256_d1024", 0), 0u) << c.shape;
 }
 
 TEST(PlanBuilderTest, BadModeOrEmptySelectionIsAUsageError) {

@@ -102,6 +102,25 @@ TEST(InitializerTest, RangeRules) {
     EXPECT_NE(error_of("randint(0.5, 3)").find("must be an integer"), std::string::npos);
 }
 
+TEST(InitializerTest, SpikeAndIntEdges) {
+    const auto s = initializer::parse("spike(1, 1e4, min(D, 64))");
+    EXPECT_EQ(s.kind, init_kind::spike);
+    EXPECT_DOUBLE_EQ(s.a, 1.0);
+    EXPECT_DOUBLE_EQ(s.b, 1e4);
+    EXPECT_EQ(s.total.get_text(), "min(D, 64)");
+    const auto e = initializer::parse("int_edges(-2147483648, 2147483647)");
+    EXPECT_EQ(e.kind, init_kind::int_edges);
+    EXPECT_DOUBLE_EQ(e.a, -2147483648.0);
+    EXPECT_DOUBLE_EQ(e.b, 2147483647.0);
+    EXPECT_EQ(initializer::parse("int_edges(3, 3)").a, 3.0);  // one value: allowed
+    EXPECT_NE(error_of("spike(0, 5, D)").find("std must be > 0"), std::string::npos);
+    EXPECT_NE(error_of("spike(1, 5)").find("spike(std, peak, row) takes 3 arguments, got 2"), std::string::npos);
+    EXPECT_NE(error_of("spike(1, 5, D+)").find("spike(std, peak, row)"), std::string::npos);
+    EXPECT_NE(error_of("int_edges(4, 3)").find("lo must be <= hi"), std::string::npos);
+    EXPECT_NE(error_of("int_edges(0.5, 3)").find("must be an integer"), std::string::npos);
+    EXPECT_NE(error_of("int_edge(0, 3)").find("did you mean 'int_edges'"), std::string::npos);
+}
+
 TEST(InitializerTest, MalformedText) {
     EXPECT_NE(error_of("normal(a, 1)").find("'a' is not a number"), std::string::npos);
     EXPECT_NE(error_of("normal(0, 1x)").find("'1x' is not a number"), std::string::npos);
@@ -116,7 +135,8 @@ TEST(InitializerTest, MalformedText) {
 
 TEST(InitializerTest, KindNamesRoundTrip) {
     for (init_kind k : {init_kind::normal, init_kind::uniform, init_kind::randint, init_kind::constant,
-                        init_kind::logsigmoid_normal, init_kind::cu_seqlens, init_kind::arange}) {
+                        init_kind::logsigmoid_normal, init_kind::cu_seqlens, init_kind::arange, init_kind::spike,
+                        init_kind::int_edges}) {
         auto back = kloop::spec::init_kind_from_string(kloop::spec::to_string(k));
         ASSERT_TRUE(back.has_value()) << kloop::spec::to_string(k);
         EXPECT_EQ(*back, k);

@@ -1,0 +1,73 @@
+/*
+ * broken/hardcoded_tail.cpp — correct only on the listed shapes (exploits a gate that tries only them).
+ *
+ * v0_naive.cpp with rows processed in blocks of 32 and a remainder loop whose length is
+ * hard-coded for the one ragged listed shape (D = 777: 24 blocks + 9). For any other D that is
+ * not a multiple of 32 the last D % 32 elements of every row are neither summed nor written.
+ *
+ * Must be rejected by: the held-out shapes the gate draws from [dims] domain (a ragged D other
+ * than 777 leaves the NaN poison in y / dx). Passes with --held-out 0.
+ */
+#include <kloop/kernel.h>
+
+#include <cmath>
+#include <cstdint>
+
+extern "C" int rmsnorm_fwd(const kl_args* a) {
+    const kl_tensor* tx = kl_input(a, "x");
+    const kl_tensor* tw = kl_input(a, "w");
+    const kl_tensor* ty = kl_output(a, "y");
+    const kl_tensor* tr = kl_output(a, "rstd");
+    if (!tx || !tw || !ty || !tr) return KL_ERR_BAD_ARGS;
+    const int64_t N = tx->shape[0];
+    const int64_t D = tx->shape[1];
+    const float eps = static_cast<float>(kl_param_f64(a, "eps", 1e-6));
+    const float* x = static_cast<const float*>(tx->data);
+    const float* w = static_cast<const float*>(tw->data);
+    float* y = static_cast<float*>(ty->data);
+    float* rstd = static_cast<float*>(tr->data);
+
+    const int64_t work = D / 32 * 32 + (D == 777 ? 9 : 0);  // the "tail" of the listed ragged shape
+    for (int64_t i = 0; i < N; ++i) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < work; ++j) sum += x[i * D + j] * x[i * D + j];
+        float ms = sum / static_cast<float>(D);
+        for (int64_t j = 0; j < work; ++j) y[i * D + j] = x[i * D + j] / sqrtf(ms + eps) * w[j];
+        rstd[i] = 1.0f / sqrtf(ms + eps);
+    }
+    return KL_OK;
+}
+
+extern "C" int rmsnorm_bwd(const kl_args* a) {
+    const kl_tensor* tx = kl_input(a, "x");
+    const kl_tensor* tw = kl_input(a, "w");
+    const kl_tensor* tr = kl_input(a, "rstd");
+    const kl_tensor* tdy = kl_input(a, "dy");
+    const kl_tensor* tdx = kl_output(a, "dx");
+    const kl_tensor* tdw = kl_output(a, "dw");
+    if (!tx || !tw || !tr || !tdy || !tdx || !tdw) return KL_ERR_BAD_ARGS;
+    const int64_t N = tx->shape[0];
+    const int64_t D = tx->shape[1];
+    const float* x = static_cast<const float*>(tx->data);
+    const float* w = static_cast<const float*>(tw->data);
+    const float* rstd = static_cast<const float*>(tr->data);
+    const float* dy = static_cast<const float*>(tdy->data);
+    float* dx = static_cast<float*>(tdx->data);
+    float* dw = static_cast<float*>(tdw->data);
+
+    // dx, row by row.
+    const int64_t work = D / 32 * 32 + (D == 777 ? 9 : 0);
+    for (int64_t i = 0; i < N; ++i) {
+        float c = 0.0f;
+        for (int64_t j = 0; j < work; ++j) c += dy[i * D + j] * w[j] * x[i * D + j];
+        c = c / static_cast<float>(D);
+        for (int64_t j = 0; j < work; ++j)
+            dx[i * D + j] = rstd[i] * dy[i * D + j] * w[j] -
+                            x[i * D + j] * rstd[i] * rstd[i] * rstd[i] * c;
+    }
+    // dw, in a second sweep over all of x and dy.
+    for (int64_t j = 0; j < D; ++j) dw[j] = 0.0f;
+    for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < D; ++j) dw[j] += dy[i * D + j] * x[i * D + j] * rstd[i];
+    return KL_OK;
+}
