@@ -11,7 +11,8 @@
 # BEFORE_DIR (optional) holds src/{kloop,kloop-runner,kloop-runner-cuda} of the version to
 # compare against: `kloop verify` of examples/rmsnorm-cuda v4 (two bench shapes) runs ROUNDS
 # times with each, alternating, after one warm-up round each, and the wall times are printed side
-# by side. SKIP_TESTS=1 runs only that comparison. Every step is time-boxed; results go
+# by side. SKIP_TESTS=1 runs only that comparison; AFTER_ARGS adds options to the BIN_DIR side only
+# (e.g. --held-out 0, which the older version does not know). Every step is time-boxed; results go
 # to $OUT (or /tmp/kloop-gpu).
 set -u
 bin=$(cd "$1" && pwd -P)
@@ -51,7 +52,8 @@ if [ -n "$before" ]; then
     for side in before after; do
       dir=$bin; [ $side = before ] && dir=$b
       t0=$(date +%s%N)
-      KLOOP_HOME=/tmp/kloop-home-$side timeout 300 "$dir/src/kloop" $v > "$out/verify_${side}_$i.json" 2>/dev/null
+      extra=""; [ $side = after ] && extra=${AFTER_ARGS:-}
+      KLOOP_HOME=/tmp/kloop-home-$side timeout 300 "$dir/src/kloop" $v $extra > "$out/verify_${side}_$i.json" 2>/dev/null
       rc=$?
       echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/overhead.txt"
     done

@@ -5,6 +5,8 @@
 // into a worktree that is gone afterwards — also when the ref does not exist (exit 2).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -133,8 +135,11 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
         EXPECT_LT(speedup, 0.8);
         EXPECT_LE(s.at("ci_low").get<double>(), speedup);
         EXPECT_GE(s.at("ci_high").get<double>(), speedup);
-        EXPECT_GE(s.at("base").at("n").get<int>(), 10);
-        EXPECT_GE(s.at("candidate").at("n").get<int>(), 10);
+        // The stopping rule's minimum, unless the item's time cap came first (a busy machine).
+        if (s.at("base_stop_reason") != "time_cap" && s.at("candidate_stop_reason") != "time_cap") {
+            EXPECT_GE(s.at("base").at("n").get<int>(), 10);
+            EXPECT_GE(s.at("candidate").at("n").get<int>(), 10);
+        }
         EXPECT_GT(s.at("candidate").at("median_ms").get<double>(), s.at("base").at("median_ms").get<double>());
         EXPECT_EQ(s.at("base_samples_ms").size(), s.at("base").at("n").get<std::size_t>());
         EXPECT_GE(s.at("checks").at("candidate").at("total").get<int>(), 1);
@@ -147,8 +152,9 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     EXPECT_LE(overall.at("ci_low").get<double>(), overall.at("geomean_speedup").get<double>());
     // A SLOWER this clear is settled early (measure/early_verdict.hpp): a shape that stopped at a
     // look stopped at 64 * 2^k samples per side, with the verdict the bootstrap then confirms.
-    int early = 0;
+    int early = 0, reached_a_look = 0;
     for (const auto& s : shapes) {
+        if (s.at("base").at("n").get<int>() >= 64) ++reached_a_look;
         if (s.at("early_verdict").is_null()) continue;
         ++early;
         EXPECT_EQ(s.at("early_verdict"), s.at("verdict")) << s.dump();
@@ -157,7 +163,10 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
         EXPECT_TRUE(n % 64 == 0 && ((n / 64) & (n / 64 - 1)) == 0) << n;
         EXPECT_TRUE(s.at("base_stop_reason") == "early_verdict" || s.at("candidate_stop_reason") == "early_verdict");
     }
-    EXPECT_GE(early, 1);
+    // Only a shape that reached a look (64 samples a side) can settle early; on a machine so busy
+    // that none did, say so rather than fail.
+    if (reached_a_look > 0) EXPECT_GE(early, 1);
+    else std::printf("note: no shape reached 64 samples a side (a busy machine): early verdicts not exercised\n");
     // The A/B runner's wall time holds every sample of both sides.
     double sampled_s = 0;
     for (const auto& s : shapes)
