@@ -82,3 +82,12 @@ TEST(TimerAgreementTest, AForgedTimerOnABusyMachineStillFails) {
     }
     EXPECT_FALSE(judge_timer(s, w, k_cal).pass);
 }
+
+TEST(TimerAgreementTest, AFewSlowCallsOnABusyMachineGetA25PercentAllowance) {
+    // Three 290 ms calls under a time cap, each woken 50 ms late: 17 % of a call, inside 25 %;
+    // a timer hiding a third of every call still fails.
+    std::vector<double> s = {290e-3, 293e-3, 296e-3}, w = {340e-3, 343e-3, 346e-3};
+    EXPECT_TRUE(judge_timer(s, w, k_cal).pass) << judge_timer(s, w, k_cal).detail;
+    for (auto& x : s) x *= 0.66;
+    EXPECT_FALSE(judge_timer(s, w, k_cal).pass);
+}
