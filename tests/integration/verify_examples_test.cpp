@@ -183,7 +183,8 @@ INSTANTIATE_TEST_SUITE_P(
                       broken_case{"abort.cpp", "SIGABRT", ""},
                       broken_case{"hang.cpp", "timed out after 5", ""},
                       broken_case{"cached_output.cpp", "called again with new input values at the same addresses", ""},
-                      broken_case{"stale_after_warmup.cpp", "timed call", "timed_output_checks"},
+                      // The gate (held-out shapes, extra distributions) now makes more than its 100 honest calls.
+                      broken_case{"stale_after_warmup.cpp", "output 'y'", ""},
                       broken_case{"input_modified.cpp", "modified input 'x'", "inputs_unchanged"},
                       broken_case{"nonzero_return.cpp", "the candidate returned 1", ""},
                       broken_case{"red_zone_write.cpp", "red zone damaged", "red_zones"}),
