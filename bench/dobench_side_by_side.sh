@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kloop vs triton.testing.do_bench / do_bench_cudagraph on the same kernels and shapes, in one run
-# (issue 4 and 7, docs/perf.md): the forward pass of examples/rmsnorm-cuda's v2_fused (through its
+# (docs/perf.md): the forward pass of examples/rmsnorm-cuda's v2_fused (through its
 # kernel.h ABI from Python) and of examples/rmsnorm-triton's v1_fused. RUNS alternating rounds of
 # `kloop verify` and a fresh do_bench process per backend; then bench/side_by_side_summary.py.
 #

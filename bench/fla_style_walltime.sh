@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wall time of one iteration, kloop vs an FLA verify.py-style loop, on examples/rmsnorm-triton
-# (issue 7, docs/perf.md). One iteration = judge v1_fused against the base v0_straightforward:
+# (docs/perf.md). One iteration = judge v1_fused against the base v0_straightforward:
 #   kloop:      kloop compare examples/rmsnorm-triton --candidate v1 --base v0
 #               (both gated: poison, red zones, 3 seeds, census; then interleaved A/B, both modes,
 #               3 bench shapes, L2 flushed, default stopping rule; verdicts with intervals)
@@ -8,7 +8,7 @@
 #               `kloop init`-ed with v0 (untimed): gate v1, A/B against the best (v0, re-gated),
 #               classify, log, snapshot, commit; --no-profile, as the FLA-style loop profiles nothing
 #   kloop compare, fork server off (FRESH=1): the same with KLOOP_PYTHON_FORK_SERVER=0 — every
-#               Python process a fresh interpreter that imports torch (the state before session 5)
+#               Python process a fresh interpreter that imports torch (no fork server)
 #   FLA-style:  pytest -q bench/fla_style (the candidate vs ref.py, gate shapes, fwd + bwd), then
 #               bench/fla_style/bench_rmsnorm.py on the candidate, then on the base (do_bench,
 #               separate processes), speedup = ratio of medians

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# kloop's GPU timing vs Nsight Compute on a device-to-device copy (issue 4, "Agreement").
+# kloop's GPU timing vs Nsight Compute on a device-to-device copy (docs/perf.md, "Timing agreement with ncu").
 #
 #   bench/gpu_timing_agreement.sh [--build DIR] [--ncu] [N ...]
 #

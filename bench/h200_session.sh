@@ -10,10 +10,10 @@
 #   bench/h200_session.sh compare BIN_DIR   # A: compare v2 vs v0, v1   B: iteration wall time vs an FLA-style loop
 #   bench/h200_session.sh final BIN_DIR     # A: profile GPU tests, stability, side_stream, A/B noise, FLA-style wall time
 #                                           # B: Python GPU tests, v3, ncu agreement, do_bench side by side
-#   bench/h200_session.sh recheck BIN_DIR   # what session 3 changed but could not re-run on the GPU:
+#   bench/h200_session.sh recheck BIN_DIR   # the profile, side_stream and noise checks re-run together:
 #                                           # A: profile GPU tests, side_stream (verify and A/B), A/B noise (20 runs)
 #                                           # B: Python GPU tests, FLA-style wall time (5 rounds)
-#   bench/h200_session.sh s4a|s4b|s4c BIN_DIR  # session 4's three calls (see s4a_a below)
+#   bench/h200_session.sh s4a|s4b|s4c BIN_DIR  # the read-flush, v4 and Triton wall-time parts (see s4a_a below)
 #
 # BIN_DIR holds src/{kloop,kloop-runner,kloop-runner-cuda} and tests/gpu/kloop.test.gpu{,.python},
 # built on the dev machine under /work/main (the test binaries read /work/main/build-gpu, which
@@ -138,7 +138,7 @@ recheck_b() {
   step fla_walltime 300 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
 }
 
-# Session 4. s4a: the read flush against ncu (and the write flush beside it), the copy bandwidth
+# s4a: the read flush against ncu (and the write flush beside it), the copy bandwidth
 # re-calibrated under it, the CUDA GPU tests (the rmsnorm-cuda versions and broken candidates
 # among them) | the Python worker's device inputs, where a Triton iteration's time goes, v4.
 s4a_a() {
@@ -194,8 +194,8 @@ s4d_b() {
   step fla_walltime 170 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
 }
 
-# Session 5. s5a: what a Python worker's start costs and what forking a warmed parent saves, the
-# Triton broken candidates and the rmsnorm-cuda tests not re-run since session 4's last changes |
+# s5a: what a Python worker's start costs and what forking a warmed parent saves, the
+# Triton broken candidates and the rmsnorm-cuda tests of the example |
 # the loop's own iteration (`kloop iterate`) against the FLA-style loop.
 s5a_a() {
   step fork_startup 90 python3 bench/python_fork_startup.py 3

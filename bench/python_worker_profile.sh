@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where the wall time of a Python iteration goes (issue 7): `kloop compare` on
+# Where the wall time of a Python iteration goes (docs/perf.md): `kloop compare` on
 # examples/rmsnorm-triton (v1_fused against v0_straightforward, default stopping rule) with every
 # Python process kloop starts — the build probes and the gate, bench and A/B workers — run under
 # cProfile. Writes one .prof per process (named by role and phase), a text report of each
