@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "platform/file_io.hpp"
 #include "spec/held_out.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -24,24 +25,6 @@ using kloop::spec::op_spec;
 
 namespace {
 
-class temp_dir {
-public:
-    temp_dir() {
-        std::string tmpl = (fs::temp_directory_path() / "kloop-heldout-test-XXXXXX").string();
-        if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        m_path = fs::weakly_canonical(tmpl);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(m_path, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-    [[nodiscard]] const fs::path& get_path() const { return m_path; }
-
-private:
-    fs::path m_path;
-};
 
 // Lines numbered as the errors must report them.
 const std::vector<std::string> base_lines = {
@@ -80,17 +63,17 @@ std::string make_spec(const std::vector<std::pair<int, std::string>>& replace = 
 
 class HeldOutTest : public ::testing::Test {
 protected:
-    void SetUp() override { std::ofstream(m_tmp.get_path() / "ref.cpp") << "// stub\n"; }
+    void SetUp() override { std::ofstream(m_tmp.path() / "ref.cpp") << "// stub\n"; }
     op_spec load(const std::string& text) {
-        std::ofstream(m_tmp.get_path() / "op.toml") << text;
-        return kloop::spec::load_op_spec(m_tmp.get_path());
+        std::ofstream(m_tmp.path() / "op.toml") << text;
+        return kloop::spec::load_op_spec(m_tmp.path());
     }
     // The spec_error of loading `text`; fails the test when it loads.
     spec_error load_error(const std::string& text) {
         try {
             (void)load(text);
         } catch (const spec_error& e) {
-            EXPECT_EQ(e.get_file(), (m_tmp.get_path() / "op.toml").string());
+            EXPECT_EQ(e.get_file(), (m_tmp.path() / "op.toml").string());
             return e;
         }
         ADD_FAILURE() << "accepted:\n" << text;
@@ -98,7 +81,7 @@ protected:
     }
 
 private:
-    temp_dir m_tmp;
+    kloop::platform::scoped_temp_dir m_tmp{"kloop-heldout-test"};
 };
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
