@@ -12,7 +12,10 @@
 # compare against: `kloop verify` of examples/rmsnorm-cuda v4 (two bench shapes) runs ROUNDS
 # times with each, alternating, after one warm-up round each, and the wall times are printed side
 # by side. SKIP_TESTS=1 runs only that comparison; AFTER_ARGS adds options to the BIN_DIR side only
-# (e.g. --held-out 0, which the older version does not know). Every step is time-boxed; results go
+# (e.g. --held-out 0, which the older version does not know). STEPS (space-separated) picks the
+# steps to run: confinement_unit exploits_cuda rmsnorm_cuda exploits_cpu op_times python_gpu
+# (default: the first four). op_times runs that `kloop verify` once with KLOOP_OP_TIMES
+# (docs/measurement.md) and keeps its per-operation wall times. Every step is time-boxed; results go
 # to $OUT (or /tmp/kloop-gpu).
 set -u
 bin=$(cd "$1" && pwd -P)
@@ -37,17 +40,26 @@ step() {  # step NAME SECONDS CMD...: output in $out/NAME.txt, exit status and t
 }
 
 { uname -r; nvidia-smi -L; date -u; grep -o 'landlock[^,]*' /sys/kernel/security/lsm 2>/dev/null; } > "$out/machine.txt" 2>&1
+steps=${STEPS:-confinement_unit exploits_cuda rmsnorm_cuda exploits_cpu}
+v="verify examples/rmsnorm-cuda --candidate examples/rmsnorm-cuda/versions/v4_hybrid.cu --json --shape r8192_h1024 --shape r16384_h4096"
 if [ -n "${SKIP_TESTS:-}" ]; then :; else
-step confinement_unit 120 "$bin/tests/unit/platform/kloop.test.platform" --gtest_filter='Confinement*'
-step exploits_cuda 420 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='Corpus/CudaExploit*'
-step rmsnorm_cuda 540 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='Example/RmsnormCuda*:*Broken*'
-step exploits_cpu 420 "$bin/tests/integration/kloop.test.integration.exploits"
+for s in $steps; do
+  case $s in
+    confinement_unit) step confinement_unit 120 "$bin/tests/unit/platform/kloop.test.platform" --gtest_filter='Confinement*' ;;
+    exploits_cuda) step exploits_cuda 480 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='*CudaExploit*' ;;
+    rmsnorm_cuda) step rmsnorm_cuda 540 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='Example/RmsnormCuda*:*Broken*' ;;
+    exploits_cpu) step exploits_cpu 420 "$bin/tests/integration/kloop.test.integration.exploits" ;;
+    op_times) rm -f "$out/op_times.jsonl"
+      step op_times 240 env KLOOP_OP_TIMES="$out/op_times.jsonl" "$bin/src/kloop" $v ;;
+    python_gpu) step python_gpu 540 "$bin/tests/gpu/kloop.test.gpu.python" ;;
+    *) echo "unknown step '$s'" | tee -a "$out/steps.txt" ;;
+  esac
+done
 fi
 
 if [ -n "$before" ]; then
   # Each side with its own warm build cache; round 0 warms it (builds) and is not counted.
   b=$(cd "$before" && pwd -P)
-  v="verify examples/rmsnorm-cuda --candidate examples/rmsnorm-cuda/versions/v4_hybrid.cu --json --shape r8192_h1024 --shape r16384_h4096"
   for i in $(seq 0 "$rounds"); do
     for side in before after; do
       dir=$bin; [ $side = before ] && dir=$b

@@ -26,6 +26,12 @@ using nlohmann::json;
 
 namespace {
 
+// After every reply the host stops itself (SIGSTOP stops every thread of the process) and waits
+// for the checker's SIGCONT with the next request. The checker ends its clock window when it sees
+// the stop, not when the reply arrives: whatever any thread of the candidate does after the call
+// returned happens inside the window, or not at all (docs/security.md).
+void stop_until_asked() { ::raise(SIGSTOP); }
+
 // kloop's own empty entry point: what the timer calibration times.
 int kloop_null_entry(const kl_args*) { return 0; }
 
@@ -313,6 +319,7 @@ void host_state::serve() {
         }
         for (int fd : fds) ::close(fd);
         m_link.send(reply);
+        stop_until_asked();
     }
 }
 
@@ -350,6 +357,7 @@ int serve_candidate(int argc, char** argv, const executor_factory& make_executor
         return 3;
     }
     link.send({{"ok", true}, {"pid", static_cast<long>(::getpid())}});
+    stop_until_asked();
     host_state state(link, *exec);
     state.serve();
     // Leave without running the candidate's destructors or atexit handlers: nothing they could

@@ -17,7 +17,8 @@
 //   5. serves requests until the checker closes the link: map or allocate a shared buffer, copy
 //      it to or from the device, fill it, describe an argument set ({buffer, offset} per tensor:
 //      the two processes map the buffers at different addresses), invoke, time, flush, extra
-//      timing, profiler range.
+//      timing, profiler range. After every reply (the first is its hello) it stops itself with
+//      SIGSTOP, every thread of it, until the checker's SIGCONT that precedes the next request.
 // Everything it says is a claim: the checker verifies outputs, red zones and inputs in buffers it
 // shares, and holds every sample against its own clock (docs/security.md).
 #pragma once

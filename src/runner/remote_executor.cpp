@@ -90,6 +90,25 @@ void remote_executor::stop(host& x) {
     x.stopped = true;
 }
 
+void remote_executor::await_stop(host& x) {
+    // The host stops itself after each reply (candidate_host.hpp); the stop is what the checker
+    // waits for. A host that never stops hangs here as it would in a call that never returns,
+    // and the runner's timeout ends both.
+    x.stopped = false;
+    int st = 0;
+    for (;;) {
+        const pid_t r = ::waitpid(x.pid, &st, WUNTRACED);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == x.pid && (WIFEXITED(st) || WIFSIGNALED(st))) {
+            x.pid = -1;  // it died after its reply: the next request reports it
+            return;
+        }
+        if (r == x.pid && WIFSTOPPED(st)) break;
+        if (r < 0) return;
+    }
+    x.stopped = true;
+}
+
 void remote_executor::lost(host& x, const std::string& what) {
     std::string why = what;
     if (x.pid > 0) {
@@ -120,6 +139,7 @@ void remote_executor::stop_all_but(int keep) {
 }
 
 json remote_executor::request(int h, const json& req, const std::vector<int>& fds) {
+    const auto t0 = clock_type::now();
     auto& x = m_hosts.at(static_cast<std::size_t>(h));
     if (x.pid <= 0) throw host_died("the candidate host is gone");
     stop_all_but(h);
@@ -131,6 +151,9 @@ json remote_executor::request(int h, const json& req, const std::vector<int>& fd
     } catch (const link_error& e) {
         lost(x, e.what());
     }
+    await_stop(x);
+    m_op_times.add("host:" + req.value("op", std::string("?")),
+                   std::chrono::duration<double>(clock_type::now() - t0).count());
     if (!reply.value("ok", false)) throw std::runtime_error(reply.value("error", std::string("refused")));
     return reply;
 }
@@ -180,7 +203,7 @@ int remote_executor::add_host() {
         lost(nx, e.what());
     }
     if (!hello.value("ok", false)) throw std::runtime_error(hello.value("error", std::string("the candidate host failed")));
-    stop(nx);
+    await_stop(nx);
 
     if (m_options.confine) {
         json policy = {{"op", "confine"}, {"read_dirs", json::array()}, {"write_dirs", json::array({nx.scratch.string()})},
@@ -206,8 +229,10 @@ int remote_executor::add_host() {
 json remote_executor::timed_request(int h, const json& req, double& window_s) {
     auto& x = m_hosts.at(static_cast<std::size_t>(h));
     if (x.pid <= 0) throw host_died("the candidate host is gone");
-    // The window covers waking the host, the request, the call, the reply: everything the host
-    // could spend on the call, measured by a clock it cannot reach.
+    // The window covers waking the host, the request, the call, the reply and the host's stop:
+    // everything any thread of the host could spend on the call, measured by a clock it cannot
+    // reach. Work a thread of the candidate leaves for after the reply delays the stop, so it
+    // lands in the window too.
     stop_all_but(h);
     const auto t0 = clock_type::now();
     resume(x);
@@ -218,8 +243,10 @@ json remote_executor::timed_request(int h, const json& req, double& window_s) {
     } catch (const link_error& e) {
         lost(x, e.what());
     }
+    await_stop(x);
     const auto t1 = clock_type::now();
     window_s = std::chrono::duration<double>(t1 - t0).count();
+    m_op_times.add("host:time", window_s);
     if (!reply.value("ok", false)) throw std::runtime_error(reply.value("error", std::string("refused")));
     return reply;
 }
@@ -375,6 +402,7 @@ std::pair<const remote_executor::allocation*, std::size_t> remote_executor::loca
 }
 
 void remote_executor::do_upload(void* device_dst, const void* host_src, std::size_t bytes) {
+    op_timings::scope timed(m_op_times, "checker:upload");
     stop_all_but(-1);  // no thread of a candidate runs while the checker touches its buffers
     if (m_options.device_memory != nullptr) return m_options.device_memory->upload(device_dst, host_src, bytes);
     std::memcpy(device_dst, host_src, bytes);
@@ -385,6 +413,7 @@ void remote_executor::do_upload(void* device_dst, const void* host_src, std::siz
 }
 
 void remote_executor::do_download(void* host_dst, const void* device_src, std::size_t bytes) {
+    op_timings::scope timed(m_op_times, "checker:download");
     stop_all_but(-1);
     if (m_options.device_memory != nullptr) return m_options.device_memory->download(host_dst, device_src, bytes);
     if (m_on_device) {
@@ -395,6 +424,7 @@ void remote_executor::do_download(void* host_dst, const void* device_src, std::s
 }
 
 void remote_executor::do_fill(void* device_dst, unsigned char value, std::size_t bytes) {
+    op_timings::scope timed(m_op_times, "checker:fill");
     stop_all_but(-1);
     if (m_options.device_memory != nullptr) return m_options.device_memory->fill(device_dst, value, bytes);
     if (!m_on_device) {

@@ -17,10 +17,11 @@
 //     with the host's claimed sample (last_sample_info "window_s"), and the calibration measured
 //     before any candidate code was loaded says what the window adds to an honest sample
 //     (isolation_facts "timer_calibration"); the orchestrator holds the two against each other.
-//   - A host runs only while the checker waits for it: it is stopped (SIGSTOP) before the checker
-//     reads or writes the shared buffers and before another host is asked anything, so no thread
-//     of a candidate runs while the checker prepares or checks a call, or while the other side of
-//     an A/B is timed.
+//   - A host runs only while the checker waits for it: it stops itself (SIGSTOP, every thread)
+//     after each reply, and the checker waits for that stop before it reads or writes the shared
+//     buffers, asks another host anything or ends a timed window. No thread of a candidate runs
+//     while the checker prepares or checks a call, or while the other side of an A/B is timed;
+//     work left to a thread after the reply lands inside the window.
 //   - A host that dies (a crash, SIGSYS from the confinement) or breaks the protocol ends the
 //     call with host_died, which the runner reports as the candidate's failure.
 #pragma once
@@ -43,6 +44,7 @@
 
 #include "runner/executor.hpp"
 #include "runner/host_link.hpp"
+#include "runner/op_timings.hpp"
 
 namespace kloop::runner {
 
@@ -133,6 +135,8 @@ private:
     nlohmann::json request(int h, const nlohmann::json& req, const std::vector<int>& fds = {});
     void resume(host& x);
     void stop(host& x);
+    // Waits until the host has stopped itself after its reply (or died: pid becomes -1).
+    void await_stop(host& x);
     // Stops every host but `keep` (-1: all). A host runs only while the checker waits for its
     // replies: it is stopped before another host is asked anything and before the checker reads
     // or writes the shared buffers.
