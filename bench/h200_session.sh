@@ -3,17 +3,34 @@
 # 10-minute device call. With two GPUs a part runs two independent streams at once, one per GPU
 # (CUDA_VISIBLE_DEVICES; kloop matches NVML to the CUDA device by UUID); with one they run one
 # after the other. Every step is time-boxed, and after each step the stream's results are packed
-# into $OUT/gpuN.tar.gz, so a call cut short still returns what it finished.
+# into $OUT/gpuN.tar.gz, so a part cut short still returns what it finished. In it, each step's
+# output is STEP.txt (and STEP.json where kloop writes one), with exit status and time in steps.txt;
+# docs/perf.md names the part and step behind each figure.
 #
-#   bench/h200_session.sh loop BIN_DIR      # A: the loop on rmsnorm-cuda with profiles   B: GPU tests (CUDA, Python)
-#   bench/h200_session.sh figures BIN_DIR   # A: ncu agreement, 5-run stability, side_stream   B: do_bench side by side, A/B noise
-#   bench/h200_session.sh compare BIN_DIR   # A: compare v2 vs v0, v1   B: iteration wall time vs an FLA-style loop
-#   bench/h200_session.sh final BIN_DIR     # A: profile GPU tests, stability, side_stream, A/B noise, FLA-style wall time
-#                                           # B: Python GPU tests, v3, ncu agreement, do_bench side by side
-#   bench/h200_session.sh recheck BIN_DIR   # the profile, side_stream and noise checks re-run together:
-#                                           # A: profile GPU tests, side_stream (verify and A/B), A/B noise (20 runs)
-#                                           # B: Python GPU tests, FLA-style wall time (5 rounds)
-#   bench/h200_session.sh s4a|s4b|s4c BIN_DIR  # the read-flush, v4 and Triton wall-time parts (see s4a_a below)
+#   bench/h200_session.sh PART BIN_DIR      # stream A (GPU 0) | stream B (GPU 1)
+#
+#   loop                the loop on rmsnorm-cuda with profiles | the GPU test binaries (CUDA, Python)
+#   figures             ncu agreement, 5-run stability of v2, side_stream | do_bench side by side, A/B noise of v2
+#   compare             compare v2 vs v0 and vs v1 | iteration wall time vs an FLA-style loop (5 rounds)
+#   v3-stability        profile GPU tests, 5-run stability of v2, side_stream, A/B noise of v2, FLA-style wall
+#                       time | Python GPU tests, v3 verify and v3 vs v2, ncu agreement, do_bench side by side
+#   side-stream-noise   profile GPU tests, side_stream (verify and A/B), A/B noise of v2 (20 runs)
+#                       | Python GPU tests, FLA-style wall time (5 rounds)
+#   read-flush          ncu agreement with the read and the write flush, re-calibration, the CUDA GPU tests
+#                       | the worker's pytest suite, worker profiles, v4 vs v2 and vs v3, FLA-style wall time
+#   end-event           ncu agreement with the end event on the legacy and on the runner's stream, the
+#                       rmsnorm-cuda GPU tests, v4 vs v2, side_stream through the A/B | A/B noise of v2 (20 runs)
+#   v4                  v4 vs v2, 5-run stability of v4, do_bench side by side (3 rounds)
+#                       | FLA-style wall time (3 rounds), Python GPU tests
+#   triton-versions     the Triton version tests | FLA-style wall time (2 rounds)
+#   fork-startup        Python worker start costs, Triton broken candidates, rmsnorm-cuda GPU tests
+#                       | FLA-style wall time with `kloop iterate` (1 round)
+#   fork-server         the worker's pytest suite, Python GPU tests | FLA-style wall time with `kloop iterate`
+#                       and the fork server off (2 rounds), worker profiles
+#   python-walltime     Python GPU tests | the same wall times (2 rounds), worker profiles
+#   interpret-walltime  the Triton interpreter tests, the worker's pytest suite | the same wall times (2 rounds)
+#   early-verdict       Triton compare and loop tests, A/B noise of the Triton example | FLA-style wall time
+#                       with `kloop iterate` (2 rounds), A/B noise of the CUDA example
 #
 # BIN_DIR holds src/{kloop,kloop-runner,kloop-runner-cuda} and tests/gpu/kloop.test.gpu{,.python},
 # built on the dev machine under /work/main (the test binaries read /work/main/build-gpu, which
@@ -108,8 +125,10 @@ compare_b() {
   step fla_walltime 420 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
 }
 
-# The last call of a session: what the others left open, most important first in each stream.
-final_a() {
+# Part v3-stability: the profile GPU tests, the median's stability over 5 `kloop verify` runs of v2,
+# the side_stream cheat, A/B noise of v2, the FLA-style wall time | the Python GPU tests, v3 (verify,
+# and compare against v2), ncu agreement, do_bench side by side.
+v3_stability_a() {
   step gtest_profile 120 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='GpuProfileTest.*'
   for i in 1 2 3 4 5; do
     step stability_$i 50 "$k" verify $ex --candidate $ex/versions/v2_fused.cu --json-out "$r/stability_$i.json"
@@ -118,7 +137,7 @@ final_a() {
   step noise_v2 130 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
   step fla_walltime 150 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 3
 }
-final_b() {
+v3_stability_b() {
   step gtest_python 240 "$bin/tests/gpu/kloop.test.gpu.python"
   step verify_v3 90 "$k" verify $ex --candidate $ex/versions/v3_wide.cu --json-out "$r/verify_v3.json"
   step compare_v3_v2 120 "$k" compare $ex --candidate $ex/versions/v3_wide.cu --base $ex/versions/v2_fused.cu --json-out "$r/compare_v3_v2.json"
@@ -127,21 +146,24 @@ final_b() {
   step dobench 300 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 5
 }
 
-recheck_a() {
+# Part side-stream-noise: the profile GPU tests, the side_stream cheat through `kloop verify` and
+# through the A/B, A/B noise of v2 (20 runs) | the Python GPU tests, the FLA-style wall time (5 rounds).
+side_stream_noise_a() {
   step gtest_profile 120 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='GpuProfileTest.*'
   step side_stream 60 "$k" verify $ex --candidate $ex/broken/side_stream.cu --mode fwd --json-out "$r/side_stream.json"
   step side_stream_ab 90 "$k" compare $ex --candidate $ex/broken/side_stream.cu --base $ex/versions/v1_rowwise.cu --mode fwd --json-out "$r/side_stream_ab.json"
   step noise_v2 280 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
 }
-recheck_b() {
+side_stream_noise_b() {
   step gtest_python 240 "$bin/tests/gpu/kloop.test.gpu.python"
   step fla_walltime 300 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 5
 }
 
-# s4a: the read flush against ncu (and the write flush beside it), the copy bandwidth
-# re-calibrated under it, the CUDA GPU tests (the rmsnorm-cuda versions and broken candidates
-# among them) | the Python worker's device inputs, where a Triton iteration's time goes, v4.
-s4a_a() {
+# Part read-flush: ncu agreement with the read flush (the default) and the write flush
+# (KLOOP_CUDA_FLUSH=write) side by side, the copy bandwidth re-calibrated, the CUDA GPU tests (the
+# rmsnorm-cuda versions and broken candidates among them) | the Python worker's pytest suite, where
+# a Triton iteration's time goes (worker profiles), v4 against v2 and v3, the FLA-style wall time.
+read_flush_a() {
   mkdir -p "$r/agreement_read" "$r/agreement_write"
   TMPDIR=$r/agreement_read step agreement_read 80 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432
   KLOOP_CUDA_FLUSH=write TMPDIR=$r/agreement_write step agreement_write 80 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432
@@ -150,7 +172,7 @@ s4a_a() {
   cp "$KLOOP_HOME"/calibration/*.json "$r/" 2>/dev/null
   step gtest_gpu 300 "$bin/tests/gpu/kloop.test.gpu"
 }
-s4a_b() {
+read_flush_b() {
   step pytest_worker 60 bash -c "cd python && python3 -m pytest -q tests"
   step worker_profile 150 bash bench/python_worker_profile.sh "$bin" "$r/worker_profile"
   rm -f "$r"/worker_profile/*.prof
@@ -158,10 +180,10 @@ s4a_b() {
   step compare_v4_v3 100 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v3_wide.cu --json-out "$r/compare_v4_v3.json"
   step fla_walltime 130 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
 }
-# s4b: the read flush against ncu with the end event on the legacy stream (the default) and on
-# the runner's own stream (diagnostic), the rmsnorm-cuda GPU tests again (census busy time), v4
-# against v2, the side-stream cheat through the A/B, stability | A against A, 20 runs.
-s4b_a() {
+# Part end-event: ncu agreement (3 sizes) with the end event on the legacy stream (the default) and
+# on the runner's own stream (KLOOP_CUDA_END_EVENT=stream, diagnostic), the rmsnorm-cuda GPU tests,
+# v4 against v2, the side_stream cheat through the A/B | A against A on v2, 20 runs.
+end_event_a() {
   mkdir -p "$r/agreement_legacy" "$r/agreement_stream"
   TMPDIR=$r/agreement_legacy step agreement_legacy 70 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432 134217728
   KLOOP_CUDA_END_EVENT=stream TMPDIR=$r/agreement_stream step agreement_stream 70 bash bench/gpu_timing_agreement.sh --build "$bin" --ncu 2097152 33554432 134217728
@@ -169,103 +191,104 @@ s4b_a() {
   step compare_v4_v2 80 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v2_fused.cu --json-out "$r/compare_v4_v2.json"
   step side_stream_ab 40 "$k" compare $ex --candidate $ex/broken/side_stream.cu --base $ex/versions/v1_rowwise.cu --mode fwd --json-out "$r/side_stream_ab.json"
 }
-s4b_b() {
+end_event_b() {
   step noise_v2 500 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 20 --shape r8192_h1024 --shape r16384_h8192 --json-out "$r/noise_v2.json"
 }
-# s4c: v4 against v2, 5-run stability of v4, do_bench side by side (3 rounds) | the iteration
+# Part v4: v4 against v2, 5-run stability of v4, do_bench side by side (3 rounds) | the iteration
 # wall time against an FLA-style loop (3 rounds), the Python GPU tests.
-s4c_a() {
+v4_a() {
   step compare_v4_v2 110 "$k" compare $ex --candidate $ex/versions/v4_hybrid.cu --base $ex/versions/v2_fused.cu --json-out "$r/compare_v4_v2.json"
   for i in 1 2 3 4 5; do
     step stability_$i 40 "$k" verify $ex --candidate $ex/versions/v4_hybrid.cu --json-out "$r/stability_$i.json"
   done
   step dobench 220 bash bench/dobench_side_by_side.sh "$bin" "$r/dobench" 3
 }
-s4c_b() {
+v4_b() {
   step fla_walltime 230 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 3
   step gtest_python 290 "$bin/tests/gpu/kloop.test.gpu.python"
 }
 
-# s4d: after the hold and prebuild changes — the Triton version tests | 2 wall-time rounds.
-s4d_a() {
+# Part triton-versions: the Triton version tests | the FLA-style wall time, 2 rounds.
+triton_versions_a() {
   step gtest_triton_versions 150 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonVersionTest*'
 }
-s4d_b() {
+triton_versions_b() {
   step fla_walltime 170 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
 }
 
-# s5a: what a Python worker's start costs and what forking a warmed parent saves, the
+# Part fork-startup: what a Python worker's start costs and what forking a warmed parent saves, the
 # Triton broken candidates and the rmsnorm-cuda tests of the example |
 # the loop's own iteration (`kloop iterate`) against the FLA-style loop.
-s5a_a() {
+fork_startup_a() {
   step fork_startup 90 python3 bench/python_fork_startup.py 3
   step gtest_triton_broken 150 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonBroken*'
   step gtest_rmsnorm 200 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter='*RmsnormCuda*'
 }
-s5a_b() {
+fork_startup_b() {
   step fla_walltime 280 env ITERATE=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 1
 }
 
-# s5b: the fork server — the Python GPU tests and the worker's own tests through it | an
+# Part fork-server: the fork server — the Python GPU tests and the worker's own tests through it | an
 # iteration's wall time with and without it, beside the FLA-style loop; the workers' profiles.
-s5b_a() {
+fork_server_a() {
   step pytest_worker 90 bash -c "cd python && python3 -m pytest -q tests"
   step gtest_python 420 "$bin/tests/gpu/kloop.test.gpu.python"
 }
-s5b_b() {
+fork_server_b() {
   step fla_walltime 330 env ITERATE=1 FRESH=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
   step worker_profile 90 bash bench/python_worker_profile.sh "$bin" "$r/worker_profile"
   rm -f "$r"/worker_profile/*.prof
 }
 
-# s5c: after bytecode is really cached (an inherited PYTHONDONTWRITEBYTECODE=1 had defeated it) and
-# the server preloads torch's lazy Triton chain — the Python GPU tests (the interpreter test with the
-# server on and off) | the wall times again, the workers' profiles.
-s5c_a() {
+# Part python-walltime: the Python GPU tests (the interpreter test with the fork server on and off) |
+# an iteration's wall time with and without the fork server, beside the FLA-style loop; the workers'
+# profiles.
+python_walltime_a() {
   step gtest_python 400 "$bin/tests/gpu/kloop.test.gpu.python"
 }
-s5c_b() {
+python_walltime_b() {
   step fla_walltime 390 env ITERATE=1 FRESH=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
   step worker_profile 60 bash bench/python_worker_profile.sh "$bin" "$r/worker_profile"
   rm -f "$r"/worker_profile/*.prof
 }
 
-# s5d: a forked worker that needs Triton's interpreter starts afresh — the interpreter tests and the
-# worker's own tests | the wall times, 2 more rounds.
-s5d_a() {
+# Part interpret-walltime: the Triton interpreter tests and the worker's own tests | an iteration's
+# wall time with and without the fork server, beside the FLA-style loop, 2 rounds.
+interpret_walltime_a() {
   step gtest_interpret 90 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='*TritonInterpret*'
   step pytest_worker 90 bash -c "cd python && python3 -m pytest -q tests"
 }
-s5d_b() {
+interpret_walltime_b() {
   step fla_walltime 280 env ITERATE=1 FRESH=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
 }
 
-# s5e: the early verdict (a shape stops once its verdict is settled) — the Triton compare and loop
-# tests, A against A on the Triton example | the wall times, A against A on the CUDA example.
-s5e_a() {
+# Part early-verdict: with the early verdict (a shape stops once its verdict is settled) — the Triton
+# compare and loop tests, A against A on the Triton example | an iteration's wall time (`kloop
+# compare` and `kloop iterate`) beside the FLA-style loop, A against A on the CUDA example.
+early_verdict_a() {
   step gtest_triton_ab 120 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter='TritonCompare*:TritonLoop*'
   step noise_triton 100 "$k" noise examples/rmsnorm-triton --candidate examples/rmsnorm-triton/versions/v1_fused.py --runs 8 --json-out "$r/noise_triton.json"
 }
-s5e_b() {
+early_verdict_b() {
   step fla_walltime 150 env ITERATE=1 bash bench/fla_style_walltime.sh "$bin" "$r/fla" 2
   step noise_cuda 90 "$k" noise $ex --candidate $ex/versions/v2_fused.cu --runs 10 --json-out "$r/noise_cuda.json"
 }
 
 case $part in
-s5e) streams s5e_a s5e_b ;;
-s5d) streams s5d_a s5d_b ;;
-s5c) streams s5c_a s5c_b ;;
-s5b) streams s5b_a s5b_b ;;
-s5a) streams s5a_a s5a_b ;;
-s4a) streams s4a_a s4a_b ;;
-s4b) streams s4b_a s4b_b ;;
-s4c) streams s4c_a s4c_b ;;
-s4d) streams s4d_a s4d_b ;;
 loop) streams loop_a tests_b ;;
-recheck) streams recheck_a recheck_b ;;
 figures) streams figures_a figures_b ;;
 compare) streams compare_a compare_b ;;
-final) streams final_a final_b ;;
-*) echo "unknown part '$part' (loop, figures, compare, final, recheck, s4a, s4b, s4c, s4d)" >&2; exit 2 ;;
+v3-stability) streams v3_stability_a v3_stability_b ;;
+side-stream-noise) streams side_stream_noise_a side_stream_noise_b ;;
+read-flush) streams read_flush_a read_flush_b ;;
+end-event) streams end_event_a end_event_b ;;
+v4) streams v4_a v4_b ;;
+triton-versions) streams triton_versions_a triton_versions_b ;;
+fork-startup) streams fork_startup_a fork_startup_b ;;
+fork-server) streams fork_server_a fork_server_b ;;
+python-walltime) streams python_walltime_a python_walltime_b ;;
+interpret-walltime) streams interpret_walltime_a interpret_walltime_b ;;
+early-verdict) streams early_verdict_a early_verdict_b ;;
+*) echo "unknown part '$part' (loop, figures, compare, v3-stability, side-stream-noise, read-flush, end-event, v4, triton-versions, fork-startup, fork-server, python-walltime, interpret-walltime, early-verdict)" >&2; exit 2 ;;
 esac
 ls -la "$out"

@@ -1,7 +1,8 @@
-"""What a Python worker's start costs, and what forking a warmed parent saves (issue 7).
+"""What a Python worker's start costs, and what forking a warmed parent saves (docs/perf.md,
+"Python worker start costs"; the reason for kloop's fork server, docs/python.md).
 
-Each kloop Python process (build probe, gate, bench, A/B) used to start a fresh interpreter and
-import torch. This measures, on the machine it runs on:
+A kloop Python process (build probe, gate, bench, A/B) that starts as a fresh interpreter imports
+torch itself. This measures, on the machine it runs on:
 
   fresh   a new interpreter per step: `python3 -c "import <mods>"`, wall time, N times
   fork    one parent imports the same modules once (timed, with its thread count after the

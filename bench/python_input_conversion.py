@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The Python worker's bf16 conversion of generated inputs, before and after 2026-11-30, side by
-side in one run (docs/perf.md): the old uint64 + np.where form (kept here as it was) against
-kloop_worker.tensors.f64_to_bf16_bits, alternating, on the same values; checks the bits agree.
+"""The Python worker's bf16 conversion of generated inputs, side by side in one run (docs/perf.md,
+"bf16 conversion of generated inputs"): the earlier uint64 + np.where form (kept here as a
+reference) against kloop_worker.tensors.f64_to_bf16_bits, alternating, on the same values; checks
+the bits agree.
 
   python3 bench/python_input_conversion.py [ELEMENTS=67108864] [ROUNDS=3]
 """

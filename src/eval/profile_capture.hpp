@@ -1,4 +1,4 @@
-// kloop eval: one Nsight Compute capture of a candidate's call (issue 5's capture step).
+// kloop eval: one Nsight Compute capture of a candidate's call (the loop's profile step).
 //
 // Responsibility: build the candidate (cached), write a runner job in the profile phase for one
 // mode × shape — warm-up, then exactly one call inside cudaProfilerStart/Stop, no reference, no

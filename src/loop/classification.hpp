@@ -1,6 +1,6 @@
 // kloop loop: classify one iteration against the current best.
 //
-// Responsibility: the rule of issue 3 §4 as a pure function over the A/B result, so it is
+// Responsibility: the loop's classification rule (docs/loop.md) as a pure function over the A/B result, so it is
 // tested on synthetic structs (tests/unit/loop/classification_test.cpp):
 //   rejected   the candidate failed to build, failed the gate (wrong result, crash, timeout,
 //              integrity check), or its timed calls failed (checked timed call wrong, crash or

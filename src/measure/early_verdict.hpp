@@ -4,7 +4,7 @@
 // shape's verdict (FASTER, SLOWER or SAME by the rule of ab_comparison.hpp), so the runner can
 // stop timing it. A shape whose candidate is 8x faster needs tens of samples to say so, not the
 // thousand its fast side takes to reach the stopping rule's plateau; that gap was most of a
-// Triton iteration's A/B (docs/perf.md, session 5).
+// Triton iteration's A/B (docs/perf.md).
 //
 // The test is conservative and distribution-free, so that looking early does not make verdicts
 // cheaper to get wrong (docs/measurement.md, "Early verdict"):

@@ -177,7 +177,7 @@ void from_json(const json& j, job& x) {
         for (const auto& t : c.at("outputs")) p.outputs.push_back(tensor_from(t));
         for (const auto& q : c.at("params"))
             p.params.push_back({q.at("name").get<std::string>(), q.at("value").get<double>(),
-                                q.at("is_integer").get<bool>()});
+                                q.at("is_integer").get<bool>(), std::nullopt});
         x.calls.push_back(std::move(p));
     }
     const auto n_calls = static_cast<int>(x.calls.size());

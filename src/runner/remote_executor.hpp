@@ -164,6 +164,7 @@ private:
     nlohmann::json m_last_census;
     nlohmann::json m_device_facts;
     std::optional<std::uint64_t> m_pending_flush;          // flush_caches before the next call
+    op_timings m_op_times;                                 // KLOOP_OP_TIMES: where the wall time goes
 };
 
 }  // namespace kloop::runner

@@ -1,6 +1,6 @@
 // Unit under test: examples/rmsnorm-cuda on a real GPU, through the kloop binary — every version
 // passes the gate and is timed within physics, and every broken candidate is rejected for the
-// reason its header names (issue 4's "done when"). Label `gpu`; the binary exits 77 (skipped)
+// reason its header names. Label `gpu`; the binary exits 77 (skipped)
 // when no GPU is visible (gpu_copy_test.cpp's main).
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // rmsnorm-cuda v4: v3's backward with v2's forward where v2's is faster.
 //
-// What the v3 vs v2 compare on the H200 said (docs/perf.md, "v3_wide"): v3's backward runs at
+// What the v3 vs v2 compare on the H200 said (docs/perf.md, "Versions and roofline fractions"): v3's backward runs at
 // 94-99 % of the calibrated copy bandwidth on every large shape (x1.35-x1.56 over v2), but its
 // forward — one 1024-thread block per row at D = 8192, no persistence — is x0.80 of v2's there and
 // x0.95 at D = 4096, while it is x1.07 at D = 2048. So:

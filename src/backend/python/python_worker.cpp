@@ -122,10 +122,10 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const librar
     // Bytecode goes to kloop's cache, never next to the user's files (a source's mtime and size
     // in each .pyc header keep an edited file from reusing stale code). Not writing it at all
     // made every worker recompile torch's ~1900 modules where site-packages ships no .pyc: 5 s
-    // of each process on the H200 host, a third of a Triton iteration (docs/perf.md).
+    // of each process on the H200 host, a third of a Triton iteration as it was then.
     // An inherited PYTHONDONTWRITEBYTECODE=1 (CI images and the H200 host's shell set it) is
     // overridden: with the cache elsewhere it would only make every worker compile torch's
-    // modules again (838 of them, 3-4 s per gate on the H200 host, docs/perf.md). An empty value
+    // modules again (838 of them, 3-4 s per gate on the H200 host). An empty value
     // is "unset" to Python.
     try {
         e.emplace_back("PYTHONPYCACHEPREFIX", (platform::cache_dir() / "python-bytecode").string());

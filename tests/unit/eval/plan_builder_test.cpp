@@ -31,14 +31,22 @@ TEST(PlanBuilderTest, GateCoversEveryGateShapeModeAndTrialWithResolvedShapes) {
     kloop::eval::evaluation_options o;
     o.held_out = 0;
     const auto job = kloop::eval::build_gate_job(example(), o, {1, 2, 3});
-    std::size_t expected = 0;
+    std::size_t expected = 0, further = 0;
     for (const auto& m : example().modes) {
-        std::size_t per_shape = 1;
-        for (const auto& t : m.inputs) per_shape += t.adversarial.size();
-        for (const auto& s : example().shapes) expected += s.gate ? per_shape : 0;
+        std::size_t per_shape = 1, further_per_shape = 0;
+        for (const auto& t : m.inputs) further_per_shape += t.adversarial.size();
+        per_shape += further_per_shape;
+        for (const auto& s : example().shapes) {
+            expected += s.gate ? per_shape : 0;
+            further += s.gate ? further_per_shape : 0;
+        }
     }
     EXPECT_EQ(job.calls.size(), expected);
-    EXPECT_EQ(job.gate.size(), job.calls.size() * 3);
+    ASSERT_GT(further, 0u) << "the example declares further distributions";
+    // Every trial seed for the listed distributions; the drawn seed alone for the further ones.
+    EXPECT_EQ(job.gate.size(), (job.calls.size() - further) * 3 + further);
+    for (const auto& g : job.gate)
+        if (job.calls[static_cast<std::size_t>(g.call)].shape.find('[') != std::string::npos) EXPECT_EQ(g.seed, 3u);
     for (const auto& c : job.calls) {
         const auto listed = c.shape.substr(0, c.shape.find('['));
         const auto* sh = example().find_shape(listed);
