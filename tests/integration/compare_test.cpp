@@ -5,6 +5,8 @@
 // into a worktree that is gone afterwards — also when the ref does not exist (exit 2).
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include <cstdio>
 
 #include <filesystem>
@@ -192,6 +194,7 @@ TEST(CompareTest, IdenticalVersionIsNotFaster) {
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto& rec = r.record;
     ASSERT_TRUE(rec.at("ok").get<bool>()) << rec.at("reason");
+    if (const auto busy = kloop::testing::machine_too_busy_for_timing()) GTEST_SKIP() << *busy;
     int faster = 0;
     for (const auto& s : rec.at("shapes")) {
         EXPECT_NE(s.at("verdict"), "SLOWER") << s.dump();
@@ -294,12 +297,14 @@ TEST(NoiseTest, ReportsNoiseFloorAndFalseVerdictRate) {
     EXPECT_EQ(rec.at("kind"), "kloop.noise");
     EXPECT_EQ(rec.at("runs"), 2);
     ASSERT_EQ(rec.at("shapes").size(), 6u);
+    const auto busy = kloop::testing::machine_too_busy_for_timing();
     for (const auto& s : rec.at("shapes")) {
         EXPECT_EQ(s.at("runs"), 2);
         EXPECT_EQ(s.at("speedups").size(), 2u);
         EXPECT_GE(s.at("noise_floor").get<double>(), 0.0);
-        EXPECT_LT(s.at("noise_floor").get<double>(), 0.25);
+        if (!busy) EXPECT_LT(s.at("noise_floor").get<double>(), 0.25);
     }
+    if (busy) std::cout << "note: " << *busy << "\n";
     EXPECT_EQ(rec.at("overall").at("shape_verdicts"), 12);
     EXPECT_TRUE(rec.at("overall").contains("false_verdict_rate"));
 }

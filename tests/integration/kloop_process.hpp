@@ -1,7 +1,11 @@
 // Test helper: run the real kloop executable (built beside the tests) and parse its JSON record.
 #pragma once
 
+#include <algorithm>
+#include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,6 +49,20 @@ inline kloop_run run_kloop(const std::vector<std::string>& args, double timeout_
 }
 
 // Quick bench settings so the suite stays fast; the stopping rule still applies.
+// Why timing figures of this machine cannot be held to a bound right now ("load average 13.1 on
+// 2 CPUs"), or nothing: the 1-minute load average above 1.5 runnable tasks per CPU. A test that
+// asserts a timing property (a ratio near 1, a noise floor) checks this after its run and skips
+// those assertions, saying so, rather than failing at random on a busy machine.
+inline std::optional<std::string> machine_too_busy_for_timing() {
+    std::ifstream in("/proc/loadavg");
+    double load = 0;
+    if (!(in >> load)) return std::nullopt;
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    if (load <= 1.5 * cpus) return std::nullopt;
+    return "load average " + std::to_string(load) + " on " + std::to_string(cpus) +
+           " CPUs: timing assertions skipped (the verdict semantics above were checked)";
+}
+
 inline std::vector<std::string> quick_bench() {
     return {"--min-samples", "10", "--min-time", "0.02", "--max-time", "0.3"};
 }

@@ -44,9 +44,10 @@ TEST_P(GoodVersionTest, PassesGateAndIsBenchmarked) {
     EXPECT_EQ(rec.at("status"), "passed");
     EXPECT_EQ(rec.at("gate").at("status"), "pass");
     EXPECT_FALSE(rec.at("gate").at("partial").get<bool>());
-    // Per mode: 3 gate shapes and 2 held-out ones, each with its first distributions and one call
-    // per further distribution (fwd: 4 of x; bwd: none); x 3 trials, each with 2 outputs.
-    EXPECT_EQ(rec.at("gate").at("cases").size(), (5u * 5u + 5u * 1u) * 3u * 2u);
+    // Per mode: 3 gate shapes and 2 held-out ones, each with its first distributions in 3 trials
+    // and one call per further distribution (fwd: 4 of x; bwd: none) with the drawn seed only;
+    // each case with 2 outputs.
+    EXPECT_EQ(rec.at("gate").at("cases").size(), (5u * (3u + 4u) + 5u * 3u) * 2u);
     EXPECT_EQ(rec.at("gate").at("seeds").size(), 3u);
     // The draw is recorded: 2 held-out shapes per mode, with their dims and the drawn eps.
     const auto& held_out = rec.at("gate").at("held_out");
@@ -264,7 +265,7 @@ TEST(VerifyTest, TextReportShowsEnvironmentGateAndBenchTable) {
     std::vector<std::string> args = {"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp"};
     for (const auto& a : quick_bench()) args.push_back(a);
     const auto r = run_kloop(args);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("env: "), std::string::npos);
     EXPECT_NE(r.out.find("kloop 0."), std::string::npos);
     EXPECT_NE(r.out.find("gate: PASS"), std::string::npos);
