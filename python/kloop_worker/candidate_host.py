@@ -41,6 +41,7 @@ from .candidate import LoadError, bind_candidate, import_library, use_caches
 
 NULL_CALL = -1
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 
 
 class _NullEntry:
@@ -62,14 +63,17 @@ def stop_until_asked() -> None:
 def detach_from_checker(sock_fd: int, checker_pid: int) -> None:
     """What a freshly forked host keeps of the worker: its standard output and error (the runner
     log, never read for results) and its socket. Stdin becomes /dev/null; every other descriptor
-    is closed; the host leads its own process group (a kill(0, ...) reaches nobody else) and dies
-    with the checker (PR_SET_PDEATHSIG)."""
+    is closed; the host leads its own process group (a kill(0, ...) reaches nobody else), dies
+    with the checker (PR_SET_PDEATHSIG) and is not dumpable (the other host of an A/B cannot
+    ptrace it or write its memory through /proc)."""
     try:
         os.setpgid(0, 0)
     except OSError:
         pass
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
     if os.getppid() != checker_pid:

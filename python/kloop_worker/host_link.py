@@ -29,7 +29,11 @@ _MORE, _LAST = b"+", b"."
 
 
 class LinkClosed(Exception):
-    """The other end closed the socket (or sent something that is not a message)."""
+    """The other end closed the socket."""
+
+
+class ProtocolBroken(LinkClosed):
+    """The other end sent something that is not a message of this protocol."""
 
 
 def make_pair() -> Tuple[socket.socket, socket.socket]:
@@ -74,12 +78,12 @@ def _receive(sock: socket.socket, limit: int, want_fds: bool) -> Tuple[bytes, Li
             raise LinkClosed("the connection closed")
         size += len(data) - 1
         if size > limit:
-            raise LinkClosed("a message longer than %d bytes" % limit)
+            raise ProtocolBroken("a message longer than %d bytes" % limit)
         parts.append(data[1:])
         if data[:1] == _LAST:
             return b"".join(parts), fds
         if data[:1] != _MORE:
-            raise LinkClosed("a datagram without a frame marker")
+            raise ProtocolBroken("a datagram without a frame marker")
 
 
 def _close_quietly(fd: int) -> None:
@@ -103,9 +107,9 @@ def receive_reply(sock: socket.socket) -> Any:
     try:
         reply = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        raise LinkClosed("a reply that is not JSON (%s)" % e) from None
+        raise ProtocolBroken("a reply that is not JSON (%s)" % e) from None
     if not isinstance(reply, dict):
-        raise LinkClosed("a reply that is not a JSON object")
+        raise ProtocolBroken("a reply that is not a JSON object")
     return reply
 
 

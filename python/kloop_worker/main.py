@@ -120,6 +120,7 @@ def _main(argv: Optional[List[str]]) -> int:
 
         try:
             hosts = remote_side.fork_hosts(2)
+            remote_side.protect_checker()
         except Exception as e:  # noqa: BLE001 - reported through the channel below
             hosts = e
     try:
@@ -158,10 +159,19 @@ def run_job(job, events, hosts=None, split: Optional[bool] = None) -> int:
     forked here — a caller that already holds the job in memory (tests) gives it to them
     copy-on-write, which the command line never does."""
     try:
-        return _run_job(job, events, hosts, split)
+        rc = _run_job(job, events, hosts, split)
     finally:
         if hosts is not None:
             hosts.close()
+    # The hosts are gone: the events file must hold the worker's lines and nothing else.
+    if hasattr(events, "untouched") and not events.untouched():
+        events.restore()
+        events.write({"event": "fatal", "message": "the events file was changed by another process while the candidate "
+                                                   "ran; the worker's own lines were restored"})
+        return 3
+    if rc == 0:
+        events.write({"event": "done"})
+    return rc
 
 
 def _run_job(job, events, hosts, split: Optional[bool]) -> int:
@@ -198,6 +208,7 @@ def _run_job(job, events, hosts, split: Optional[bool]) -> int:
             from . import remote_side
 
             hosts = owned_hosts = remote_side.fork_hosts(2 if job.phase == "ab" else 1)
+            remote_side.protect_checker()
         backend = environment.make_backend(facts)
         flags = worker_mod.make_flags(backend, allow_tf32)
         timer = None if split else worker_mod.make_timer(backend)
@@ -262,8 +273,7 @@ def _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32: bool
         traceback.print_exc()
         events.write({"event": "fatal", "message": "kloop worker error: %s: %s" % (type(e).__name__, e)})
         return 3
-    events.write({"event": "done"})
-    return 0
+    return 0  # run_job writes "done" once the hosts are gone and the events file is verified
 
 
 def _fatal_event(e) -> dict:

@@ -184,30 +184,36 @@ class CandidateHostLink:
                 self.pid = -1
                 return
 
-    def _lost(self, what: str) -> None:
-        """The link broke: the host is dying or dead. Give it a moment, then make sure."""
+    def _lost(self, what: str, broke_protocol: bool = False) -> None:
+        """The link broke. A host that closed it is dying or dead: give it a moment, then make
+        sure. One that sent something that is not a reply is killed at once."""
         why = what
         if self.pid > 0:
-            try:
-                os.kill(self.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
             status = None
-            for _ in range(200):
-                try:
-                    pid, st = os.waitpid(self.pid, os.WNOHANG)
-                except ChildProcessError:
-                    pid, st = self.pid, 0
-                if pid == self.pid and not os.WIFSTOPPED(st):
-                    status = st
-                    break
-                time.sleep(0.005)
-            if status is None:
+            if broke_protocol:
                 os.kill(self.pid, signal.SIGKILL)
                 status = self._reap(0)
-                why = "stopped answering (%s)" % what
+                why = "broke the protocol (%s)" % what
             else:
-                why = describe_status(status)
+                try:
+                    os.kill(self.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+                for _ in range(200):
+                    try:
+                        pid, st = os.waitpid(self.pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pid, st = self.pid, 0
+                    if pid == self.pid and not os.WIFSTOPPED(st):
+                        status = st
+                        break
+                    time.sleep(0.005)
+                if status is None:
+                    os.kill(self.pid, signal.SIGKILL)
+                    self._reap(0)
+                    why = "stopped answering (%s)" % what
+                else:
+                    why = describe_status(status)
             self.pid = -1
         self.death = why
         if self.sock is not None:
@@ -233,14 +239,14 @@ class CandidateHostLink:
         try:
             host_link.send_request(self.sock, req, fds)
             reply = host_link.receive_reply(self.sock)
+        except host_link.ProtocolBroken as e:
+            self._lost(str(e), broke_protocol=True)
         except (host_link.LinkClosed, OSError) as e:
             self._lost(str(e))
         self._await_stop()
         window_s = (time.perf_counter_ns() - t0) * 1e-9
         if reply.get("seq") != self.seq:
-            self.close()
-            self.death = "broke the protocol (a reply out of sequence)"
-            raise HostDied("the candidate host " + self.death)
+            self._lost("a reply out of sequence", broke_protocol=True)
         if not reply.get("ok", False):
             raise HostRefused(str(reply.get("error", "refused")), bool(reply.get("load_error", False)))
         return reply, window_s
@@ -408,6 +414,23 @@ class HostSet:
         for h in self.hosts:
             h.close()
         self.hosts = []
+
+
+def protect_checker() -> bool:
+    """Makes this process (the checker) non-dumpable once its hosts are forked: another process
+    of the user — a host, or anything it starts — can then neither ptrace it nor open its
+    /proc/<pid>/mem or /proc/<pid>/fd/* (the events file's descriptor). Not done when torch's
+    allocator uses expandable segments, whose CUDA IPC opens the checker's descriptors with
+    pidfd_getfd (a ptrace-mode access). Returns whether it was done."""
+    if "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").replace(" ", ""):
+        return False
+    try:
+        import ctypes
+
+        pr_set_dumpable = 4
+        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def fork_hosts(n: int = 2) -> HostSet:
