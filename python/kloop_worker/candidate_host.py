@@ -45,14 +45,23 @@ _PR_SET_DUMPABLE = 4
 
 
 class _NullEntry:
-    """kloop's own empty entry point: what the timer calibration times."""
+    """kloop's own empty entry point, bound like a candidate's function (candidate.Callee's
+    interface): what the timer calibration times, through the same path as a candidate call."""
 
     manifest = {"source": "kloop-null-entry"}
     files: List[str] = []
 
     @staticmethod
+    def kwargs(bufs):
+        return {}
+
+    @staticmethod
     def invoke(kwargs):
         return None
+
+    @staticmethod
+    def finish(ret, bufs) -> int:
+        return 0
 
 
 def stop_until_asked() -> None:
@@ -201,9 +210,9 @@ class CandidateHost:
     def op_time(self, req, fds):
         call = int(req["call"])
         if call == NULL_CALL:
-            dt, _, info = self.timer.time_call(_NullEntry, {})
-            return {"ok": True, "sample_s": dt, "info": info}
-        dt, out, info = self.calls.time_call(self.callees[call], self.arg_sets[int(req["set"])])
+            dt, out, info = self.calls.time_call(_NullEntry, None)
+        else:
+            dt, out, info = self.calls.time_call(self.callees[call], self.arg_sets[int(req["set"])])
         return {"ok": True, "sample_s": dt, "info": info, "outcome": out.to_json()}
 
 

@@ -277,10 +277,10 @@ class CandidateHostLink:
     def setup(self, facts: Dict[str, Any], allow_tf32: bool) -> None:
         self.request({"op": "setup", "facts": facts, "allow_tf32": allow_tf32})
 
-    def calibrate(self, calls: int = CALIBRATION_CALLS) -> None:
-        """kloop's null entry timed as a candidate call is (a flush request, then the timed one;
-        on a GPU after device work of the checker's own, as a sample follows a preparation),
-        before any candidate code is imported."""
+    def calibrate(self, flush_bytes: int = 0, calls: int = CALIBRATION_CALLS) -> None:
+        """kloop's null entry timed as a candidate call is (a flush request of the job's flush
+        size, then the timed one; on a GPU after device work of the checker's own, as a sample
+        follows a preparation), before any candidate code is imported."""
         scratch = None
         if self.allocator is not None and getattr(self.allocator, "is_cuda", False):
             scratch = self.allocator.wrapped.empty_u8(1 << 20)
@@ -288,7 +288,7 @@ class CandidateHostLink:
         for _ in range(calls):
             if scratch is not None:
                 scratch.fill_(0xFF)
-            self.request({"op": "flush", "bytes": 0})
+            self.request({"op": "flush", "bytes": int(flush_bytes)})
             reply, window = self.timed_request({"op": "time", "call": NULL_CALL})
             sample = sample_seconds(reply.get("sample_s")) or 0.0
             overhead.append(max(0.0, window - sample))
