@@ -23,8 +23,9 @@ hosts' timer calibrations}). KLOOP_PYTHON_SPLIT=0 keeps the candidate in this pr
 (diagnostics; reported as a shared process, as before). The profile phase (one call under Nsight
 Compute, no verdict) always runs the candidate here.
 
-Only the standard library is imported before the events file is open, so that even a missing
-numpy is reported through the channel rather than as a traceback.
+Before the events file is open only the standard library is required: numpy (and torch, for a
+device that may be a GPU) are imported then if they can be, for the hosts to share, and a missing
+one is reported through the channel rather than as a traceback.
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ def _main(argv: Optional[List[str]]) -> int:
         from . import remote_side
 
         try:
+            _preload_for(_device_setting_of(args.job))
             hosts = remote_side.fork_hosts(2)
             remote_side.protect_checker()
         except Exception as e:  # noqa: BLE001 - reported through the channel below
@@ -146,6 +148,49 @@ def _main(argv: Optional[List[str]]) -> int:
     finally:
         if hosts is not None and not isinstance(hosts, Exception):
             hosts.close()
+
+
+def _device_setting_of(job_path: str) -> str:
+    """The candidate manifest's ``device`` setting, read by a short-lived child so that this
+    process — whose hosts are forked next — never holds the job. "auto" when it cannot say."""
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            with open(job_path, "r", encoding="utf-8") as f:
+                lib = json.load(f).get("candidate_lib", "")
+            with open(lib, "r", encoding="utf-8") as f:
+                os.write(w, str(json.load(f).get("device", "auto"))[:16].encode("ascii", "replace"))
+        except BaseException:  # noqa: BLE001 - the worker reports a bad job itself
+            pass
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        data = os.read(r, 64)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("ascii", "replace") or "auto"
+
+
+def _preload_for(device: str) -> None:
+    """Imports, before the hosts are forked, what both sides will import anyway (numpy; torch
+    when the device may be a GPU), so that a fresh interpreter pays them once, not once per
+    process. Never triton: whether it must run in its interpreter is decided later
+    (environment.resolve). Under the fork server these are already imported. Never touches CUDA."""
+    for name in ("numpy",) + (("torch",) if device in ("cuda", "auto") else ()):
+        if name in sys.modules:
+            continue
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - resolve() reports what is missing
+            pass
 
 
 def _split_enabled() -> bool:
