@@ -187,7 +187,9 @@ def describe_arguments(allocator: SharedAllocator, bufs) -> Tuple[List[Tuple], L
     ins, outs, ids = [], [], []
     for plans, guarded, into in ((bufs.plan.inputs, bufs.inputs, ins), (bufs.plan.outputs, bufs.outputs, outs)):
         for t, g in zip(plans, guarded):
-            buf_id = allocator.id_of(g.block)
+            buf_id = getattr(g, "shared_buffer_id", None)
+            if buf_id is None:
+                buf_id = g.shared_buffer_id = allocator.id_of(g.block)
             ids.append(buf_id)
             into.append((t.name, buf_id, g.front, t.dtype, list(t.shape)))
     return ins, outs, ids

@@ -28,7 +28,6 @@ imported into this process instead (diagnostics), as before the split.
 from __future__ import annotations
 
 import os
-import sys
 import time
 import traceback
 from dataclasses import dataclass, field

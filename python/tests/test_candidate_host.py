@@ -7,7 +7,6 @@ kloop starts it) or in this process (``run_job``), on tests/fixtures/python_nump
 The torch paths are skipped without torch (CPU memfds) or without a CUDA device (CUDA IPC)."""
 import json
 import os
-import signal
 import socket
 import statistics
 import subprocess
