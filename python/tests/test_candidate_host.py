@@ -347,6 +347,39 @@ class HostileCandidateTest(unittest.TestCase):
         self.assertIn("has no function 'rmsnorm_fwd'", r.one("fatal")["message"])
 
 
+class EventsFileTest(unittest.TestCase):
+    def test_a_file_changed_by_another_writer_is_noticed_and_restored(self):
+        tmp = tempfile.mkdtemp(prefix="kloop-events-")
+        path = os.path.join(tmp, "gate_events.jsonl")
+        ev = EventWriter(path)
+        ev.write({"event": "start"})
+        self.assertTrue(ev.untouched())
+        with open(path, "a", encoding="utf-8") as f:
+            f.write('{"event":"done"}\n')
+        self.assertFalse(ev.untouched())
+        ev.restore()
+        self.assertTrue(ev.untouched())
+        os.replace(os.path.join(tmp, "gate_events.jsonl"), os.path.join(tmp, "moved"))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write('{"event":"start"}\n')
+        self.assertFalse(ev.untouched())  # same bytes, another file at the path
+        ev.restore()
+        ev.write({"event": "done"})
+        ev.close()
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(f.read(), '{"event":"start"}\n{"event":"done"}\n')
+
+    def test_the_device_setting_is_read_without_reading_the_job_here(self):
+        from kloop_worker import main
+
+        tmp = tempfile.mkdtemp(prefix="kloop-peek-")
+        job = os.path.join(tmp, "job.json")
+        with open(job, "w", encoding="utf-8") as f:
+            json.dump(job_dict(tmp, "gate", "versions/v0_numpy.py"), f)
+        self.assertEqual(main._device_setting_of(job), "cpu")
+        self.assertEqual(main._device_setting_of(os.path.join(tmp, "missing.json")), "auto")
+
+
 class LinkTest(unittest.TestCase):
     def test_a_reply_that_is_not_a_message_breaks_the_protocol(self):
         a, b = host_link.make_pair()
