@@ -284,11 +284,10 @@ def _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32: bool
         hosts.keep(2 if job.phase == "ab" else 1)
         buffers_backend = SharedAllocator(backend)
         hosts.attach(buffers_backend)
-        flush_bytes = max([b.flush_bytes for b in job.bench] or [0])
         try:
             for h in hosts.hosts:
                 h.setup(facts, allow_tf32)
-                h.calibrate(flush_bytes)
+                h.calibrate()
             device = hosts[0].describe()
         except (remote_side.HostDied, remote_side.HostRefused) as e:
             events.write(start)

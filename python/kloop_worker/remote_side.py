@@ -277,10 +277,13 @@ class CandidateHostLink:
     def setup(self, facts: Dict[str, Any], allow_tf32: bool) -> None:
         self.request({"op": "setup", "facts": facts, "allow_tf32": allow_tf32})
 
-    def calibrate(self, flush_bytes: int = 0, calls: int = CALIBRATION_CALLS) -> None:
-        """kloop's null entry timed as a candidate call is (a flush request of the job's flush
-        size, then the timed one; on a GPU after device work of the checker's own, as a sample
-        follows a preparation), before any candidate code is imported."""
+    def calibrate(self, calls: int = CALIBRATION_CALLS) -> None:
+        """kloop's null entry timed as a candidate call is — a flush request, then the timed
+        request through the host's call path; on a GPU after device work of the checker's own, as
+        a sample follows a preparation — before any candidate code is imported. The flush is of
+        no bytes, as the native runner's calibration: on a GPU the host's timer still reads its
+        minimum (2 x L2); on the CPU a sample's larger flush leaves the host's caches colder than
+        here, which the rule's allowance above the calibration's p90 absorbs (docs/python.md)."""
         scratch = None
         if self.allocator is not None and getattr(self.allocator, "is_cuda", False):
             scratch = self.allocator.wrapped.empty_u8(1 << 20)
@@ -288,7 +291,7 @@ class CandidateHostLink:
         for _ in range(calls):
             if scratch is not None:
                 scratch.fill_(0xFF)
-            self.request({"op": "flush", "bytes": int(flush_bytes)})
+            self.request({"op": "flush", "bytes": 0})
             reply, window = self.timed_request({"op": "time", "call": NULL_CALL})
             sample = sample_seconds(reply.get("sample_s")) or 0.0
             overhead.append(max(0.0, window - sample))
