@@ -122,7 +122,6 @@ def _main(argv: Optional[List[str]]) -> int:
         try:
             _preload_for(_device_setting_of(args.job))
             hosts = remote_side.fork_hosts(2)
-            remote_side.protect_checker()
         except Exception as e:  # noqa: BLE001 - reported through the channel below
             hosts = e
     try:
@@ -253,7 +252,6 @@ def _run_job(job, events, hosts, split: Optional[bool]) -> int:
             from . import remote_side
 
             hosts = owned_hosts = remote_side.fork_hosts(2 if job.phase == "ab" else 1)
-            remote_side.protect_checker()
         backend = environment.make_backend(facts)
         flags = worker_mod.make_flags(backend, allow_tf32)
         timer = None if split else worker_mod.make_timer(backend)
@@ -282,6 +280,9 @@ def _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32: bool
         from .shared_buffers import SharedAllocator
 
         hosts.keep(2 if job.phase == "ab" else 1)
+        # Before any candidate code runs (the hosts wait, stopped): no ptrace, no /proc/<pid>/mem
+        # or /proc/<pid>/fd of this process for them or what they start.
+        remote_side.protect_checker()
         buffers_backend = SharedAllocator(backend)
         hosts.attach(buffers_backend)
         try:
