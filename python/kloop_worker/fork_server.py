@@ -42,7 +42,8 @@ from .fork_client import recv_message, send_message
 # Read by the worker after it starts, so a child may differ from the server in them.
 PER_PROCESS = frozenset({"TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"})
 
-_WORKER_MODULES = ("main", "environment", "worker", "candidate", "census", "dims", "inits", "metrics", "nvml",
+_WORKER_MODULES = ("main", "environment", "worker", "candidate", "calls", "candidate_host", "census", "dims", "host_link",
+                   "inits", "metrics", "nvml", "remote_side", "shared_buffers",
                    "protocol", "screen", "stopping", "tensors", "timing")
 # What a gate or an A/B imports besides the worker: torch; the census's profiler; triton; and the
 # chain torch loads lazily on a worker's first Triton launch or profiled call (torch._dynamo

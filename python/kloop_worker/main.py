@@ -16,8 +16,16 @@
 
 KLOOP_WORKER_PROFILE_DIR=DIR: the run goes under cProfile, written to DIR/<ns>.<role>.prof.
 
-Only the standard library is imported before the events file is open, so that even a missing
-numpy is reported through the channel rather than as a traceback.
+The candidate runs in candidate hosts (candidate_host.py), forked here before the job file is read
+and before CUDA is touched (remote_side.fork_hosts): this process is the checker. The start
+event's ``candidate_device.isolation`` says so ({"process": "separate", "confined": false, the
+hosts' timer calibrations}). KLOOP_PYTHON_SPLIT=0 keeps the candidate in this process
+(diagnostics; reported as a shared process, as before). The profile phase (one call under Nsight
+Compute, no verdict) always runs the candidate here.
+
+Before the events file is open only the standard library is required: numpy (and torch, for a
+device that may be a GPU) are imported then if they can be, for the hosts to share, and a missing
+one is reported through the channel rather than as a traceback.
 """
 
 from __future__ import annotations
@@ -82,7 +90,7 @@ def _role(argv: Optional[List[str]]) -> str:
 FORKED = False
 
 
-def leave_the_fork_if_needed(facts, argv: Optional[List[str]] = None) -> None:
+def leave_the_fork_if_needed(facts, argv: Optional[List[str]] = None, before_exec=None) -> None:
     """A forked worker runs in an interpreter that imported triton with Triton's interpreter off
     (@triton.jit then yields compiled kernels, not interpreted ones, whatever TRITON_INTERPRET
     says later). When this run needs the interpreter (no visible GPU: environment.resolve set
@@ -91,6 +99,8 @@ def leave_the_fork_if_needed(facts, argv: Optional[List[str]] = None) -> None:
     the same pid, streams and environment, so the server still reports its end."""
     if not (FORKED and facts.get("triton_interpret") and "triton" in sys.modules):
         return
+    if before_exec is not None:
+        before_exec()  # the hosts forked from this image: the fresh one forks its own
     sys.stdout.flush()
     sys.stderr.flush()
     args = list(sys.argv[1:] if argv is None else argv)
@@ -104,25 +114,120 @@ def _main(argv: Optional[List[str]]) -> int:
     if not args.job or not args.events:
         sys.stderr.write("usage: python -m kloop_worker --job JOB.json --events EVENTS.jsonl\n")
         return 2
+    hosts = None
+    if _split_enabled():
+        # Before the job is read: the hosts never hold it, nor the events file.
+        from . import remote_side
+
+        try:
+            _preload_for(_device_setting_of(args.job))
+            hosts = remote_side.fork_hosts(2)
+        except Exception as e:  # noqa: BLE001 - reported through the channel below
+            hosts = e
     try:
-        with open(args.job, "r", encoding="utf-8") as f:
-            job = parse_job(json.load(f))
-    except (OSError, ValueError, JobError) as e:
-        sys.stderr.write("kloop-worker: error: bad job '%s': %s\n" % (args.job, e))
-        return 2
-    try:
-        events = EventWriter(args.events)
-    except OSError as e:
-        sys.stderr.write("kloop-worker: error: cannot open events file '%s': %s\n" % (args.events, e))
-        return 2
-    try:
-        return run_job(job, events)
+        try:
+            with open(args.job, "r", encoding="utf-8") as f:
+                job = parse_job(json.load(f))
+        except (OSError, ValueError, JobError) as e:
+            sys.stderr.write("kloop-worker: error: bad job '%s': %s\n" % (args.job, e))
+            return 2
+        try:
+            events = EventWriter(args.events)
+        except OSError as e:
+            sys.stderr.write("kloop-worker: error: cannot open events file '%s': %s\n" % (args.events, e))
+            return 2
+        try:
+            if isinstance(hosts, Exception):
+                events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase})
+                events.write({"event": "fatal", "message": "cannot start the candidate host: %s" % hosts})
+                return 3
+            return run_job(job, events, hosts=hosts)
+        finally:
+            events.close()
     finally:
-        events.close()
+        if hosts is not None and not isinstance(hosts, Exception):
+            hosts.close()
 
 
-def run_job(job, events) -> int:
+def _device_setting_of(job_path: str) -> str:
+    """The candidate manifest's ``device`` setting, read by a short-lived child so that this
+    process — whose hosts are forked next — never holds the job. "auto" when it cannot say."""
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            with open(job_path, "r", encoding="utf-8") as f:
+                lib = json.load(f).get("candidate_lib", "")
+            with open(lib, "r", encoding="utf-8") as f:
+                os.write(w, str(json.load(f).get("device", "auto"))[:16].encode("ascii", "replace"))
+        except BaseException:  # noqa: BLE001 - the worker reports a bad job itself
+            pass
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        data = os.read(r, 64)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode("ascii", "replace") or "auto"
+
+
+def _preload_for(device: str) -> None:
+    """Imports, before the hosts are forked, what both sides will import anyway (numpy; torch
+    when the device may be a GPU), so that a fresh interpreter pays them once, not once per
+    process. Never triton: whether it must run in its interpreter is decided later
+    (environment.resolve). Under the fork server these are already imported. Never touches CUDA."""
+    for name in ("numpy",) + (("torch",) if device in ("cuda", "auto") else ()):
+        if name in sys.modules:
+            continue
+        try:
+            __import__(name)
+        except Exception:  # noqa: BLE001 - resolve() reports what is missing
+            pass
+
+
+def _split_enabled() -> bool:
+    """KLOOP_PYTHON_SPLIT=0 keeps the candidate in this process (diagnostics)."""
+    return os.environ.get("KLOOP_PYTHON_SPLIT", "1") != "0"
+
+
+def run_job(job, events, hosts=None, split: Optional[bool] = None) -> int:
+    """Runs one job and writes its events. ``hosts``: candidate hosts forked before the job was
+    read (main); without them, and unless ``split`` is False (or KLOOP_PYTHON_SPLIT=0), they are
+    forked here — a caller that already holds the job in memory (tests) gives it to them
+    copy-on-write, which the command line never does."""
+    try:
+        rc = _run_job(job, events, hosts, split)
+    finally:
+        if hosts is not None:
+            hosts.close()
+    # The hosts are gone: the events file must hold the worker's lines and nothing else.
+    if hasattr(events, "untouched") and not events.untouched():
+        events.restore()
+        events.write({"event": "fatal", "message": "the events file was changed by another process while the candidate "
+                                                   "ran; the worker's own lines were restored"})
+        return 3
+    if rc == 0:
+        events.write({"event": "done"})
+    return rc
+
+
+def _run_job(job, events, hosts, split: Optional[bool]) -> int:
     from . import environment
+
+    if split is None:
+        split = hosts is not None or _split_enabled()
+    if job.phase == "profile":
+        split = False  # one call under Nsight Compute, no verdict: the candidate runs here
+    if not split and hosts is not None:
+        hosts.keep(0)
+        hosts = None
 
     # The run's settings come with the candidate's manifest (the spec's [python] table).
     settings = {}
@@ -133,43 +238,95 @@ def run_job(job, events) -> int:
         events.write({"event": "fatal", "message": "cannot read the library manifest '%s': %s" % (job.candidate_lib, e)})
         return 3
     facts = environment.resolve(settings.get("device", "auto"))
-    leave_the_fork_if_needed(facts)
+    leave_the_fork_if_needed(facts, before_exec=hosts.close if hosts is not None else None)
     if "environment_error" in facts:
         events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "worker": facts})
         events.write({"event": "fatal", "message": "cannot use the device: " + facts["environment_error"]})
         return 3
+    allow_tf32 = bool(settings.get("allow_tf32", False))
+    owned_hosts = None
     try:
         from . import worker as worker_mod
 
+        if split and hosts is None:
+            from . import remote_side
+
+            hosts = owned_hosts = remote_side.fork_hosts(2 if job.phase == "ab" else 1)
         backend = environment.make_backend(facts)
-        timer = worker_mod.make_timer(backend)
-        flags = worker_mod.make_flags(backend, bool(settings.get("allow_tf32", False)))
+        flags = worker_mod.make_flags(backend, allow_tf32)
+        timer = None if split else worker_mod.make_timer(backend)
     except Exception as e:
         traceback.print_exc()
+        if owned_hosts is not None:
+            owned_hosts.close()
         events.write({"event": "fatal", "message": "cannot use the device: %s: %s" % (type(e).__name__, e)})
         return 3
-    device = timer.describe()
+    try:
+        return _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32)
+    finally:
+        if owned_hosts is not None:
+            owned_hosts.close()
+
+
+def _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32: bool) -> int:
+    from . import worker as worker_mod
+
     facts["numeric_flags"] = flags.expected()
     facts["protocol"] = PROTOCOL_VERSION
-    events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "candidate_device": device,
-                  "reference_device": device, "worker": facts})
-    w = worker_mod.Worker(job, events, backend, timer, flags)
+    start = {"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "worker": facts}
+    buffers_backend = backend
+    if hosts is not None:
+        from . import remote_side
+        from .shared_buffers import SharedAllocator
+
+        hosts.keep(2 if job.phase == "ab" else 1)
+        # Before any candidate code runs (the hosts wait, stopped): no ptrace, no /proc/<pid>/mem
+        # or /proc/<pid>/fd of this process for them or what they start.
+        remote_side.protect_checker()
+        buffers_backend = SharedAllocator(backend)
+        hosts.attach(buffers_backend)
+        try:
+            for h in hosts.hosts:
+                h.setup(facts, allow_tf32)
+                h.calibrate()
+            device = hosts[0].describe()
+        except (remote_side.HostDied, remote_side.HostRefused) as e:
+            events.write(start)
+            events.write({"event": "fatal", "message": "cannot use the device in the candidate host: %s" % e,
+                          "candidate_died": isinstance(e, remote_side.HostDied)})
+            return 3
+        device["isolation"] = hosts.isolation_facts()
+    else:
+        device = timer.describe()
+    start["candidate_device"] = device
+    start["reference_device"] = device
+    events.write(start)
+    w = worker_mod.Worker(job, events, buffers_backend, timer, flags, hosts)
     try:
         w.load()
+    except worker_mod.Fatal as e:
+        events.write(_fatal_event(e))
+        return 3
     except Exception as e:
         events.write({"event": "fatal", "message": worker_mod.format_load_error(e)})
         return 3
     try:
         w.run()
     except worker_mod.Fatal as e:
-        events.write({"event": "fatal", "message": str(e)})
+        events.write(_fatal_event(e))
         return 3
     except Exception as e:  # a bug in the worker, or a device that failed in kloop's own code
         traceback.print_exc()
         events.write({"event": "fatal", "message": "kloop worker error: %s: %s" % (type(e).__name__, e)})
         return 3
-    events.write({"event": "done"})
-    return 0
+    return 0  # run_job writes "done" once the hosts are gone and the events file is verified
+
+
+def _fatal_event(e) -> dict:
+    event = {"event": "fatal", "message": str(e)}
+    if getattr(e, "candidate_died", False):
+        event["candidate_died"] = True
+    return event
 
 
 def probe(args) -> int:

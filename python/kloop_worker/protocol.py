@@ -246,20 +246,55 @@ def parse_job(j: Dict[str, Any]) -> Job:
 
 
 class EventWriter:
-    """Appends one JSON object per line to the events file and flushes it at once."""
+    """Appends one JSON object per line to the events file and flushes it at once.
+
+    The worker is the file's only writer. It keeps what it wrote, and ``untouched()`` says
+    whether the file still holds exactly that: a candidate host is not confined and could open
+    the file by its path and add or rewrite lines. ``restore()`` puts the worker's own lines back."""
 
     def __init__(self, path: str):
         # O_CLOEXEC: a process the candidate starts must not inherit the channel.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
-        self._file = os.fdopen(fd, "w", encoding="utf-8")
+        self.path = path
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
+        self._fd = fd
+        self._written = bytearray()
 
     def write(self, event: Dict[str, Any]) -> None:
-        line = json.dumps(event, allow_nan=False, separators=(",", ":"), default=_json_default)
-        self._file.write(line + "\n")
-        self._file.flush()
+        line = (json.dumps(event, allow_nan=False, separators=(",", ":"), default=_json_default) + "\n").encode("utf-8")
+        os.pwrite(self._fd, line, len(self._written))
+        self._written += line
+
+    def untouched(self) -> bool:
+        """Whether the file holds exactly the lines written here (read through this writer's own
+        descriptor: a file replaced under the same name is not the one kloop will read, but the
+        renamed-over path is; both are compared)."""
+        try:
+            if os.fstat(self._fd).st_size != len(self._written):
+                return False
+            if os.pread(self._fd, len(self._written) + 1, 0) != bytes(self._written):
+                return False
+            st_path, st_fd = os.stat(self.path), os.fstat(self._fd)
+            return (st_path.st_dev, st_path.st_ino) == (st_fd.st_dev, st_fd.st_ino)
+        except OSError:
+            return False
+
+    def restore(self) -> None:
+        """The file := the lines written here, at its path (a new file if it was replaced)."""
+        try:
+            st_path, st_fd = os.stat(self.path), os.fstat(self._fd)
+            same = (st_path.st_dev, st_path.st_ino) == (st_fd.st_dev, st_fd.st_ino)
+        except OSError:
+            same = False
+        if not same:
+            os.close(self._fd)
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, bytes(self._written), 0)
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 def _json_default(o):

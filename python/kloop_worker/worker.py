@@ -16,26 +16,31 @@ and how it is reported:
 * numeric flags changed by a call: ``"numeric_flags_changed": [{name, expected, actual}]`` in the
   call's facts (gate) or the bench result; the flags are restored before the next call;
 * the kernel census of each checked gate call (torch on CUDA): ``"census"``.
+
+Where the candidate runs: by default in a candidate host, a separate process (candidate_host.py,
+remote_side.py), and every call is a request to it: ``invoke`` and ``time_call`` are the seam.
+A timed sample then carries ``"window_s"``, the checker's own clock around the request, in its
+sample info (``candidate_windows_s`` / ``base_windows_s`` in the A/B). The reference, the
+buffers, every comparison and the events stay here. With KLOOP_PYTHON_SPLIT=0 the candidate is
+imported into this process instead (diagnostics), as before the split.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 from . import early_verdict, metrics
+from .calls import LocalCalls, Outcome
 from .candidate import (
     LoadError,
     NoFlags,
     NumericFlags,
-    OutputError,
     bind_candidate,
     bind_reference,
-    describe_exception,
     import_library,
     read_manifest,
     use_caches,
@@ -51,20 +56,12 @@ INTEGRITY_FAILURE = "integrity_failure"
 
 
 class Fatal(Exception):
-    """Ends the worker with a "fatal" event (exit status 3), as the native runner's throws do."""
+    """Ends the worker with a "fatal" event (exit status 3), as the native runner's throws do.
+    ``candidate_died``: the candidate's host died (the native runner's host_died)."""
 
-
-@dataclass
-class Outcome:
-    return_code: int = 0
-    device_error: str = ""
-    exception: Optional[Dict[str, Any]] = None
-    sticky: bool = False
-    census: Optional[Dict[str, Any]] = None
-    flags_changed: List[Dict[str, Any]] = field(default_factory=list)
-
-    def ok(self) -> bool:
-        return self.return_code == 0 and not self.device_error
+    def __init__(self, message: str, candidate_died: bool = False):
+        super().__init__(message)
+        self.candidate_died = candidate_died
 
 
 @dataclass
@@ -74,15 +71,22 @@ class Side:
     manifest: Dict[str, Any]
     module: Any
     callees: List[Any] = field(default_factory=list)
+    host: Any = None  # remote_side.CandidateHostLink when the library runs in a candidate host
 
 
 class Worker:
-    def __init__(self, job: Job, events, backend, timer, flags):
+    def __init__(self, job: Job, events, backend, timer, flags, hosts=None):
+        """``backend`` allocates the buffers (remote_side's SharedAllocator when ``hosts`` is
+        given); ``timer`` times local candidates (None with hosts: each host has its own);
+        ``flags`` are this process's numeric flags (the reference's, and a local candidate's)."""
         self.job = job
         self.ev = events
         self.backend = backend
         self.timer = timer
         self.flags = flags
+        self.hosts = hosts
+        self.reference_calls = LocalCalls(backend, _UntimedCalls(backend), flags)
+        self.local_calls = LocalCalls(backend, timer, flags) if timer is not None else None
         self.reference: Optional[Side] = None
         self.candidate: Optional[Side] = None
         self.base: Optional[Side] = None
@@ -106,78 +110,60 @@ class Worker:
             return Side(m, s.module)
 
         self.reference = side_of(self.job.reference_lib)
+        for plan in self.job.calls:
+            use_caches(self.reference.manifest)
+            self.reference.callees.append(bind_reference(self.reference.module, self.reference.manifest, plan, self.backend))
+        if self.hosts is not None:
+            # Each library in its own host: it imports and binds the candidate there.
+            self.candidate = self._load_remote(self.hosts[0], self.job.candidate_lib, modes)
+            if self.job.phase == "ab":
+                self.base = self._load_remote(self.hosts[1], self.job.base_lib, modes)
+            return
         self.candidate = side_of(self.job.candidate_lib)
         if self.job.phase == "ab":
             self.base = side_of(self.job.base_lib)
         for plan in self.job.calls:
-            use_caches(self.reference.manifest)
-            self.reference.callees.append(bind_reference(self.reference.module, self.reference.manifest, plan, self.backend))
             for side in (self.candidate, self.base):
                 if side is None:
                     continue
                 use_caches(side.manifest)
                 side.callees.append(bind_candidate(side.module, side.manifest, plan, self.backend, modes))
 
+    def _load_remote(self, host, lib_path: str, modes: List[str]) -> Side:
+        from .remote_side import HostDied, HostRefused
+
+        manifest = read_manifest(lib_path)
+        try:
+            host.load(manifest, self.job.calls, modes)
+        except HostRefused as e:
+            raise LoadError(str(e)) from None
+        except HostDied as e:
+            raise Fatal("%s while loading the candidate" % e, candidate_died=True) from None
+        return Side(manifest, None, host=host)
+
     # ---- one call -------------------------------------------------------------------------------
 
-    def _device_broken(self) -> bool:
-        if not self.backend.is_cuda:
-            return False
-        try:
-            self.backend.torch.cuda.synchronize()
-            return False
-        except Exception:
-            return True
-
-    def _failure(self, callee, e: BaseException) -> Outcome:
-        if isinstance(e, KeyboardInterrupt):
-            raise e
-        if isinstance(e, OutputError):
-            return Outcome(return_code=1, device_error="bad return value: " + str(e))
-        info = describe_exception(e, callee.files)
-        sys.stderr.write("kloop-worker: %s raised:\n%s" % (os.path.basename(callee.manifest["source"]), info["traceback"]))
-        sys.stderr.flush()
-        sticky = self._device_broken()
-        exc = {k: info[k] for k in ("type", "message", "where")}
-        return Outcome(return_code=1, device_error="Python exception: " + info["text"], exception=exc, sticky=sticky)
-
-    def _check_flags(self, out: Outcome) -> Outcome:
-        changed = self.flags.changed()
-        if changed:
-            out.flags_changed = changed
-            self.flags.apply()
-        return out
-
     def invoke(self, side: Side, call: int, bufs: CallBuffers, census: bool = False) -> Outcome:
-        """A checked call, run to completion (device-wide)."""
-        callee = side.callees[call]
-        use_caches(side.manifest)
-        self.flags.apply()
-        try:
-            kw = callee.kwargs(bufs)
-            ret, c = self.timer.checked_call(callee, kw, census)
-            rc = callee.finish(ret, bufs)
-            self.backend.synchronize()
-            out = Outcome(return_code=rc, census=c)
-        except BaseException as e:  # noqa: BLE001 - the candidate may raise anything
-            out = self._failure(callee, e)
-        return self._check_flags(out)
+        """A checked call, run to completion (device-wide): in the side's host, or here."""
+        if side.host is not None:
+            return side.host.invoke(call, bufs, census)
+        calls = self.reference_calls if side is self.reference else self.local_calls
+        return calls.invoke(side.callees[call], bufs, census)
 
     def time_call(self, side: Side, call: int, bufs: CallBuffers):
-        """One timed sample (caches already flushed): (seconds, outcome, sample info)."""
-        callee = side.callees[call]
-        use_caches(side.manifest)
-        self.flags.apply()
-        dt, info = 0.0, None
-        try:
-            kw = callee.kwargs(bufs)
-            dt, ret, info = self.timer.time_call(callee, kw)
-            rc = callee.finish(ret, bufs)
-            self.backend.synchronize()
-            out = Outcome(return_code=rc)
-        except BaseException as e:  # noqa: BLE001
-            out = self._failure(callee, e)
-        return dt, self._check_flags(out), info
+        """One timed sample (caches already flushed): (seconds, outcome, sample info). From a
+        host, the seconds and the outcome are its claims and the info has the checker's
+        ``window_s``."""
+        if side.host is not None:
+            return side.host.time(call, bufs)
+        return self.local_calls.time_call(side.callees[call], bufs)
+
+    def flush_caches(self, side: Side, nbytes: int) -> None:
+        """The cache flush before a sample, in the process that will be timed."""
+        if side.host is not None:
+            side.host.flush(nbytes)
+        else:
+            self.timer.flush_caches(nbytes)
 
     def run_reference(self, call: int, ref: CallBuffers):
         """The reference on ``ref``'s current inputs: (return code, error text or None)."""
@@ -210,7 +196,7 @@ class Worker:
 
     def _sticky_result(self, event: str, item_id: int, out: Outcome) -> None:
         self.ev.write({"event": event, "id": item_id, "return_code": out.return_code, "device_error": out.device_error})
-        raise Fatal("device error in the candidate: " + out.device_error)
+        raise sticky_fatal("candidate", out)
 
     # ---- gate -----------------------------------------------------------------------------------
 
@@ -355,7 +341,12 @@ class Worker:
                 raise _Stop()
 
         try:
-            self.timer.cool_down(again)
+            if side.host is not None:
+                from .remote_side import cool_down
+
+                cool_down(again)
+            else:
+                self.timer.cool_down(again)
         except _Stop:
             pass
         return trouble[0] if trouble else None
@@ -398,7 +389,7 @@ class Worker:
             e.update(self._failure_fields(out))
             self.ev.write(e)
             if out.sticky:
-                raise Fatal("device error in the candidate: " + out.device_error)
+                raise sticky_fatal("candidate", out)
 
         def note_flags(out: Outcome, sample: int) -> None:
             if out.flags_changed and not flags_changed:
@@ -449,7 +440,7 @@ class Worker:
             else:
                 self.prepare(cur)
             sample_start = time.perf_counter()
-            self.timer.flush_caches(b.flush_bytes)
+            self.flush_caches(self.candidate, b.flush_bytes)
             dt, out, info = self.time_call(self.candidate, b.call, cur)
             cost = time.perf_counter() - sample_start
             note_flags(out, s)
@@ -481,7 +472,7 @@ class Worker:
         if draw.enabled and samples:
             cur = sets[s % n_sets]
             self.prepare(cur, kind_of(len(checks) + 1), spare, derive_seed(b.seed, "final-check"))
-            self.timer.flush_caches(b.flush_bytes)
+            self.flush_caches(self.candidate, b.flush_bytes)
             _, out, _ = self.time_call(self.candidate, b.call, cur)
             note_flags(out, s)
             if not out.ok():
@@ -513,6 +504,8 @@ class Worker:
             return 0 if (rnd % 2 == 0) == (pos == 0) else 1
 
         samples: List[List[float]] = [[], []]
+        # The checker's window around each kept sample, parallel to samples (hosts only).
+        windows: List[List[float]] = [[], []]
         checks: List[List[Dict[str, Any]]] = [[], []]
         flags_changed: List[Dict[str, Any]] = []
         warm = [0, 0]
@@ -527,7 +520,7 @@ class Worker:
             e.update(self._failure_fields(out))
             self.ev.write(e)
             if out.sticky:
-                raise Fatal("device error in the %s: %s" % (names[side], out.device_error))
+                raise sticky_fatal(names[side], out)
 
         def note_flags(out: Outcome, side: int, sample: int) -> None:
             if out.flags_changed and not flags_changed:
@@ -558,6 +551,9 @@ class Worker:
             }
             if flags_changed:
                 result["numeric_flags_changed"] = flags_changed
+            if sides[0].host is not None and sides[1].host is not None:
+                result["base_windows_s"] = windows[0]
+                result["candidate_windows_s"] = windows[1]
             self.ev.write(result)
 
         def damaged(side: int, entry: Dict[str, Any]) -> None:
@@ -613,7 +609,7 @@ class Worker:
                                      derive_seed(b.seed, "check-%s-%d-%d" % (names[side], r, attempt)))
                     else:
                         self.prepare(cur)
-                    self.timer.flush_caches(b.flush_bytes)
+                    self.flush_caches(sides[side], b.flush_bytes)
                     dt, out, info = self.time_call(sides[side], b.call, cur)
                     note_flags(out, side, n)
                     if not out.ok():
@@ -634,6 +630,8 @@ class Worker:
                         continue
                     break
                 samples[side].append(dt)
+                if isinstance(info, dict) and "window_s" in info:
+                    windows[side].append(info["window_s"])
                 rules[side].add(dt, time.perf_counter() - sample_start)
                 if stopped[side] == "not_done" and rules[side].done:
                     stopped[side] = rules[side].state
@@ -658,7 +656,7 @@ class Worker:
                 n = len(samples[side])
                 self.prepare(cur, kind_of(len(checks[side]) + 1), spare,
                              derive_seed(b.seed, "final-check-%s" % names[side]))
-                self.timer.flush_caches(b.flush_bytes)
+                self.flush_caches(sides[side], b.flush_bytes)
                 _, out, _ = self.time_call(sides[side], b.call, cur)
                 note_flags(out, side, n)
                 if not out.ok():
@@ -683,7 +681,7 @@ class Worker:
             e.update(self._failure_fields(out))
             self.ev.write(e)
             if out.sticky:
-                raise Fatal("device error in the candidate: " + out.device_error)
+                raise sticky_fatal("candidate", out)
 
         warm = max(1, b.warmup_min_calls)
         for _ in range(warm):
@@ -721,6 +719,26 @@ class Worker:
         else:
             for b in self.job.bench:
                 self.bench_item(b)
+
+
+def sticky_fatal(who: str, out: Outcome) -> Fatal:
+    """The end of the worker after a call that left the candidate unusable: a sticky device
+    error, or its host's death."""
+    if out.host_died:
+        return Fatal(out.device_error, candidate_died=True)
+    return Fatal("device error in the %s: %s" % (who, out.device_error))
+
+
+class _UntimedCalls:
+    """The reference's "timer": a checked call run to completion, never timed."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def checked_call(self, callee, kwargs, census: bool):
+        ret = callee.invoke(kwargs)
+        self.backend.synchronize()
+        return ret, None
 
 
 def make_flags(backend, allow_tf32: bool):

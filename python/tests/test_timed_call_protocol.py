@@ -3,7 +3,9 @@
 (outputs poisoned, red zones rewritten), checked calls drawn at random, checks alternating between
 a full new arrangement and a few scattered new elements, red zones and inputs verified after every
 call. Runs whole bench / A/B jobs in this process on tests/fixtures/python_numpy (numpy only) and
-reads the events the orchestrator would judge."""
+reads the events the orchestrator would judge. The candidate runs in a candidate host (a forked
+process) unless a test needs to read the candidate's module state (``split=False``, the
+KLOOP_PYTHON_SPLIT=0 path); those tests' verdicts are asserted with the host too."""
 import json
 import os
 import statistics
@@ -60,7 +62,7 @@ def bench_item(seed=11, check_every=2, max_checks=16, min_samples=60, input_sets
 class Run:
     """One job run in this process: its events and the candidate's module."""
 
-    def __init__(self, phase, candidate, base=None, gate=(), **item):
+    def __init__(self, phase, candidate, base=None, gate=(), split=True, **item):
         self.tmp = tempfile.mkdtemp(prefix="kloop-pyw-")
         cand_lib, self.module_name = manifest(self.tmp, os.path.join(FIXTURE, candidate))
         ref_lib, _ = manifest(self.tmp, os.path.join(FIXTURE, "ref.py"))
@@ -73,12 +75,13 @@ class Run:
         path = os.path.join(self.tmp, "events.jsonl")
         events = EventWriter(path)
         try:
-            self.rc = run_job(job, events)
+            self.rc = run_job(job, events, split=split)
         finally:
             events.close()
         with open(path, encoding="utf-8") as f:
             self.events = [json.loads(line) for line in f]
         self.module = sys.modules.get(self.module_name)
+        assert split or self.module is not None
 
     def one(self, name):
         found = [e for e in self.events if e.get("event") == name]
@@ -112,10 +115,11 @@ class BenchProtocolTest(unittest.TestCase):
         self.assertTrue(res["checks"][-1].get("final"))
 
     def test_skipping_when_the_output_is_not_poison_never_happens(self):
-        r = Run("bench", "broken/skips_unless_poisoned.py")
+        r = Run("bench", "broken/skips_unless_poisoned.py", split=False)
         res = r.one("bench_result")
         self.assertEqual(r.module.skipped, 0)  # every call saw a poisoned output
         self.assertEqual(failures(res["checks"]), [])
+        self.assertEqual(failures(Run("bench", "broken/skips_unless_poisoned.py").one("bench_result")["checks"]), [])
 
     def test_red_zone_damage_on_unchecked_calls_is_reported(self):
         r = Run("bench", "broken/red_zone_every_third.py", check_every=1000, min_samples=120)
@@ -133,12 +137,14 @@ class BenchProtocolTest(unittest.TestCase):
         self.assertEqual(bad[0]["changed_inputs"][0]["name"], "x")
 
     def test_fingerprint_cache_is_caught_by_a_scattered_change(self):
-        r = Run("bench", "broken/fingerprint_cache.py", check_every=1)
-        res = r.one("bench_result")
-        self.assertGreater(r.module.hits, 0)
-        bad = failures(res["checks"])
-        self.assertGreater(len(bad), 0, res["checks"])
-        self.assertTrue(all(c["outputs"] for c in bad))
+        for split in (False, True):
+            r = Run("bench", "broken/fingerprint_cache.py", check_every=1, split=split)
+            res = r.one("bench_result")
+            if not split:
+                self.assertGreater(r.module.hits, 0)
+            bad = failures(res["checks"])
+            self.assertGreater(len(bad), 0, res["checks"])
+            self.assertTrue(all(c["outputs"] for c in bad))
 
 
 DAMAGES_THIRD_CALL = '''
@@ -171,7 +177,7 @@ class GateDeterminismCallTest(unittest.TestCase):
 
 class AbProtocolTest(unittest.TestCase):
     def test_skipping_candidate_gains_nothing_and_honest_sides_pass(self):
-        r = Run("ab", "broken/skips_unless_poisoned.py", base="versions/v0_numpy.py")
+        r = Run("ab", "broken/skips_unless_poisoned.py", base="versions/v0_numpy.py", split=False)
         res = r.one("ab_result")
         self.assertNotIn("error", res)
         self.assertEqual(r.module.skipped, 0)
