@@ -93,7 +93,10 @@ TEST_P(PythonGoodVersionTest, PassesGateAndIsBenchmarked) {
     ASSERT_EQ(shapes.size(), 2u);  // 2 modes x 1 bench shape
     for (const auto& s : shapes) {
         EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
-        EXPECT_GE(s.at("n").get<int>(), 10);
+        // The stopping rule's minimum, unless its time cap (0.3 s here) came first: a candidate in
+        // a host process of its own costs a request per call, and a busy machine makes fewer.
+        if (s.at("stop_reason") != "time_cap") EXPECT_GE(s.at("n").get<int>(), 10) << s.dump();
+        EXPECT_GE(s.at("n").get<int>(), 3) << s.dump();
         EXPECT_GT(s.at("median_ms").get<double>(), 0.0);
         EXPECT_GE(s.at("checks_total").get<int>(), 1);
         EXPECT_EQ(s.at("checks_failed").get<int>(), 0);
@@ -153,7 +156,13 @@ INSTANTIATE_TEST_SUITE_P(
                       // Damage done only in calls past the gate's count, never in a checked one
                       // by design: caught by the verification after every bench call.
                       broken_case{"red_zone_every_third.py", "red zone damaged", "red_zones"},
-                      broken_case{"input_every_third.py", "modified input 'x'", "inputs_unchanged"}),
+                      broken_case{"input_every_third.py", "modified input 'x'", "inputs_unchanged"},
+                      // The candidate runs in its own host process (docs/python.md): what it
+                      // patches, forges or leaves to a thread does not reach the checker.
+                      broken_case{"patch_reference.py", "output 'y'", ""},
+                      broken_case{"patch_timer.py", "timer_cross_check", "timer_cross_check"},
+                      broken_case{"forge_results.py", "the events file was changed by another process", ""},
+                      broken_case{"background_thread_work.py", "NaN", "poison_unwritten_outputs"}),
     [](const auto& p) { return fs::path(p.param.file).stem().string(); });
 
 TEST(PythonVerifyTest, HangNamesTheCallInFlight) {
