@@ -111,12 +111,12 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             const int side = side_at(r, pos);
             const auto si = static_cast<std::size_t>(side);
             auto& set = take_set();
-            prep.before_call(set);
             call_outcome out;
             double dt = 0;
             const auto sample_start = std::chrono::steady_clock::now();
             for (int attempt = 0;; ++attempt) {
-                exec.flush_caches(b.flush_bytes);
+                // A retaken sample is prepared again, as every call is.
+                prep.before_call(set, [&] { exec.flush_caches_now_for(fn[si], b.flush_bytes); });
                 out = call_outcome{};
                 dt = exec.time_call(fn[si], set.get_args(), out);
                 if (!out.ok()) break;
@@ -162,8 +162,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
         for (int side : {base_side, candidate_side}) {
             const auto si = static_cast<std::size_t>(side);
             auto& set = take_set();
-            prep.before_call(set);
-            exec.flush_caches(b.flush_bytes);
+            prep.before_call(set, [&] { exec.flush_caches_now_for(fn[si], b.flush_bytes); });
             call_outcome out;
             (void)exec.time_call(fn[si], set.get_args(), out);
             if (!out.ok()) return fail("final check", side, samples[si].size(), out);

@@ -68,10 +68,11 @@ call_preparation::call_preparation(const bench_item& b, const call_plan& plan)
     for (const auto& t : plan.inputs) m_has_inout = m_has_inout || t.inout;
 }
 
-void call_preparation::before_call(call_buffers& set) {
+void call_preparation::before_call(call_buffers& set, const std::function<void()>& flush) {
     if (m_has_inout) set.restore_inout_inputs();
-    set.perturb_inputs(derive_seed(m_seed, std::to_string(m_calls++)), m_perturb);
     set.prepare_call();
+    if (flush) flush();
+    set.perturb_inputs(derive_seed(m_seed, std::to_string(m_calls++)), m_perturb);
 }
 
 bool call_preparation::draw_checked() {

@@ -7,6 +7,8 @@
 // orchestrator judges (eval/call_judgement). Internal to src/runner: not part of the job format.
 #pragma once
 
+#include <functional>
+
 #include <cstdint>
 #include <vector>
 
@@ -53,13 +55,17 @@ struct executors {
 //   - a few scattered input elements get fresh values (call_buffers::perturb_inputs), so no two
 //     calls see the same input bytes;
 //   - outputs are poisoned and red zones rewritten (call_buffers::prepare_call).
+// A call that is flushed for gets its flush after the poison and before the fresh input elements:
+// a thread of the candidate that computes the coming call's outputs while its process flushes
+// the caches computes them from inputs that are not yet the call's (docs/security.md).
 // draw_checked() is a Bernoulli draw with probability 1/check_every from a generator seeded
 // with the bench item's seed: it runs in the checker, which the candidate's process cannot
 // read, after the call has returned — nothing before a call depends on it.
 class call_preparation {
 public:
     call_preparation(const bench_item& b, const call_plan& plan);
-    void before_call(call_buffers& set);
+    // `flush` (may be empty): the cache flush of a timed call, made between the two steps.
+    void before_call(call_buffers& set, const std::function<void()>& flush = {});
     [[nodiscard]] bool draw_checked();
 
 private:

@@ -75,6 +75,10 @@ public:
     void set_census_provider(std::function<nlohmann::json()> provider) { m_census_provider = std::move(provider); }
     // Evict caches so the next call starts cold (bytes: how much to write).
     void flush_caches(std::uint64_t bytes) { do_flush_caches(bytes); }
+    // The same, made now by whatever will run `f` next (an executor that defers its flush to the
+    // next call, as remote_executor does, makes it here instead), so the caller can change the
+    // buffers between the flush and the call (call_preparation::before_call).
+    void flush_caches_now_for(entry_fn f, std::uint64_t bytes) { do_flush_caches_now_for(f, bytes); }
     // One timed sample of one call (caches already flushed by the caller).
     [[nodiscard]] double time_call(entry_fn f, const kl_args& a, call_outcome& outcome) {
         return do_time_call(f, a, outcome);
@@ -111,6 +115,7 @@ protected:
     virtual call_outcome do_invoke(entry_fn f, const kl_args& a) = 0;
     virtual nlohmann::json do_take_census() { return m_census_provider ? m_census_provider() : nlohmann::json(); }
     virtual void do_flush_caches(std::uint64_t bytes) = 0;
+    virtual void do_flush_caches_now_for(entry_fn /*f*/, std::uint64_t bytes) { do_flush_caches(bytes); }
     virtual double do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) = 0;
     virtual void do_describe(nlohmann::json& out) const;
     virtual nlohmann::json do_last_sample_info() const;  // default: null

@@ -507,6 +507,11 @@ void remote_executor::do_flush_caches(std::uint64_t bytes) {
     m_pending_flush = bytes;
 }
 
+void remote_executor::do_flush_caches_now_for(entry_fn f, std::uint64_t bytes) {
+    m_pending_flush.reset();
+    (void)request(entry_of(f).host, {{"op", "flush"}, {"bytes", bytes}});
+}
+
 void remote_executor::flush_pending(int h) {
     if (!m_pending_flush) return;
     const std::uint64_t bytes = *m_pending_flush;

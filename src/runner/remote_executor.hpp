@@ -101,6 +101,7 @@ protected:
     // do_invoke returns).
     nlohmann::json do_take_census() override { return std::exchange(m_last_census, nullptr); }
     void do_flush_caches(std::uint64_t bytes) override;
+    void do_flush_caches_now_for(entry_fn f, std::uint64_t bytes) override;
     double do_time_call(entry_fn f, const kl_args& a, call_outcome& outcome) override;
     void do_describe(nlohmann::json& out) const override;
     nlohmann::json do_last_sample_info() const override { return m_last_info; }

@@ -157,12 +157,16 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     int checked_calls = 0;
     while (!rule.is_done()) {
         auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
-        prep.before_call(set);
-        const auto sample_start = clock_type::now();
-        ex.candidate.flush_caches(b.flush_bytes);
+        double flush_s = 0;
+        prep.before_call(set, [&] {
+            const auto flush_start = clock_type::now();
+            ex.candidate.flush_caches_now_for(fns.candidate, b.flush_bytes);
+            flush_s = std::chrono::duration<double>(clock_type::now() - flush_start).count();
+        });
+        const auto call_start = clock_type::now();
         call_outcome out;
         const double dt = ex.candidate.time_call(fns.candidate, set.get_args(), out);
-        const double cost = std::chrono::duration<double>(clock_type::now() - sample_start).count();
+        const double cost = flush_s + std::chrono::duration<double>(clock_type::now() - call_start).count();
         if (!out.ok()) return fail("sample", s, out);
         // A sample the executor took while the device was throttled is dropped and retaken (the
         // executor has cooled down already); see executor_base::last_sample_info.
@@ -189,8 +193,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     // checked — a candidate cannot know which call is the last. Not a timing sample.
     if (b.check_every > 0 && !samples.empty()) {
         auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
-        prep.before_call(set);
-        ex.candidate.flush_caches(b.flush_bytes);
+        prep.before_call(set, [&] { ex.candidate.flush_caches_now_for(fns.candidate, b.flush_bytes); });
         call_outcome out;
         (void)ex.candidate.time_call(fns.candidate, set.get_args(), out);
         if (!out.ok()) return fail("final check", s, out);
