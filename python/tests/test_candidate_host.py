@@ -242,7 +242,8 @@ def judge_timer(samples, windows, calibration):
     low = gaps[0] if len(gaps) < 10 else gaps[int((len(gaps) - 1) * 0.1)]
     spread = max(0.0, calibration["overhead_p90_s"] - calibration["overhead_median_s"])
     rel = 0.25 if len(gaps) < 10 else 0.10
-    allowed = calibration["overhead_p90_s"] + 3 * spread + 100e-6 + rel * statistics.median(samples)
+    allowed = (calibration["overhead_p90_s"] + 3 * spread + calibration.get("slack_s", 100e-6)
+               + rel * statistics.median(samples))
     return low <= allowed
 
 

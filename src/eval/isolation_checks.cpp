@@ -23,6 +23,7 @@ measure::timer_calibration calibration_of(const json& isolation, std::size_t hos
     const auto cal = isolation.at("hosts").at(host).value("timer_calibration", json::object());
     c.overhead_median_s = cal.value("overhead_median_s", 0.0);
     c.overhead_p90_s = cal.value("overhead_p90_s", 0.0);
+    c.slack_s = cal.value("slack_s", c.slack_s);
     return c;
 }
 

@@ -32,7 +32,7 @@ timer_agreement judge_timer(std::span<const double> samples, std::span<const dou
     r.low_gap_s = gaps.size() < 10 ? *std::min_element(gaps.begin(), gaps.end()) : summarize(gaps).p10;
     const double spread = std::max(0.0, calibration.overhead_p90_s - calibration.overhead_median_s);
     const double rel = gaps.size() < 10 ? k_timer_rel_slack_few : k_timer_rel_slack;
-    r.allowed_gap_s = calibration.overhead_p90_s + k_timer_spread_factor * spread + k_timer_abs_slack_s +
+    r.allowed_gap_s = calibration.overhead_p90_s + k_timer_spread_factor * spread + calibration.slack_s +
                       rel * r.median_sample_s;
     r.pass = r.low_gap_s <= r.allowed_gap_s;
     r.detail = fmt::format("median sample {:.3f} us; even the closest checker windows are {:.3f} us longer "

@@ -130,11 +130,15 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     EXPECT_FALSE(rec.at("command_line").empty());
     const auto& shapes = rec.at("shapes");
     ASSERT_EQ(shapes.size(), 2u * 3u);  // 2 modes x 3 bench shapes, none dropped
+    // On a machine too busy for timing bounds the verdicts must still be SLOWER; how much slower,
+    // and whether the early verdict settled it, are not held then.
+    const auto busy = kloop::testing::machine_too_busy_for_timing();
+    if (busy) std::printf("note: %s\n", busy->c_str());
     for (const auto& s : shapes) {
         EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
         EXPECT_EQ(s.at("verdict"), "SLOWER") << s.at("mode") << "/" << s.at("shape");
         const double speedup = s.at("speedup").get<double>();
-        EXPECT_LT(speedup, 0.8);
+        if (!busy) EXPECT_LT(speedup, 0.8);
         EXPECT_LE(s.at("ci_low").get<double>(), speedup);
         EXPECT_GE(s.at("ci_high").get<double>(), speedup);
         // The stopping rule's minimum, unless the item's time cap came first (a busy machine).
@@ -150,7 +154,7 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     }
     const auto& overall = rec.at("overall");
     EXPECT_EQ(overall.at("verdict"), "SLOWER");
-    EXPECT_LT(overall.at("geomean_speedup").get<double>(), 0.8);
+    if (!busy) EXPECT_LT(overall.at("geomean_speedup").get<double>(), 0.8);
     EXPECT_LE(overall.at("ci_low").get<double>(), overall.at("geomean_speedup").get<double>());
     // A SLOWER this clear is settled early (measure/early_verdict.hpp): a shape that stopped at a
     // look stopped at 64 * 2^k samples per side, with the verdict the bootstrap then confirms.
@@ -167,7 +171,7 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     }
     // Only a shape that reached a look (64 samples a side) can settle early; on a machine so busy
     // that none did, say so rather than fail.
-    if (reached_a_look > 0) EXPECT_GE(early, 1);
+    if (reached_a_look > 0 && !busy) EXPECT_GE(early, 1);
     else std::printf("note: no shape reached 64 samples a side (a busy machine): early verdicts not exercised\n");
     // The A/B runner's wall time holds every sample of both sides.
     double sampled_s = 0;

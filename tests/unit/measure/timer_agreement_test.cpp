@@ -91,3 +91,18 @@ TEST(TimerAgreementTest, AFewSlowCallsOnABusyMachineGetA25PercentAllowance) {
     for (auto& x : s) x *= 0.66;
     EXPECT_FALSE(judge_timer(s, w, k_cal).pass);
 }
+
+// The checker that calibrated may set the constant allowance (the Python worker's hosts: 400 µs):
+// a gap 250 µs over the calibration fails under the native 100 µs and passes under 400 µs, while
+// a timer hiding half of a 2 ms call fails under both.
+TEST(TimerAgreementTest, TheCalibrationsSlackSetsTheConstantAllowance) {
+    std::vector<double> s, w;
+    series(400e-6, 36e-6 + 250e-6, 1.0, s, w);
+    timer_calibration python_cal = k_cal;
+    python_cal.slack_s = 400e-6;
+    EXPECT_FALSE(judge_timer(s, w, k_cal).pass);
+    EXPECT_TRUE(judge_timer(s, w, python_cal).pass) << judge_timer(s, w, python_cal).detail;
+    std::vector<double> fs, fw;
+    series(2e-3, 36e-6, 0.5, fs, fw);
+    EXPECT_FALSE(judge_timer(fs, fw, python_cal).pass);
+}
