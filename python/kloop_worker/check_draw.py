@@ -1,18 +1,14 @@
-"""Which timed calls are checked, and how their inputs change: the bench and A/B loops' draw.
+"""Which timed calls are checked: the bench and A/B loops' draw.
 
-Every call of the bench and A/B loops is prepared alike (worker.py), so nothing in the buffers
-tells a candidate whether a call will be checked; this module decides which ones are:
-
-* **drawn, not scheduled** — each timed sample is checked with probability 1 / check_every, a
-  Bernoulli draw from numpy's PCG64 seeded with ``derive_seed(item.seed, "check-draw")``, at most
-  ``max_checks`` per side and item (a draw is made for every sample, capped or not, so the
-  stream does not depend on what was checked); the final check after the last sample comes on top;
-* **alternating** — checks are numbered from 1 per side: odd ones get a *full* new arrangement of
-  the inputs (every value moves), even ones a *partial* change (a few scattered elements get new
-  values: scattered_draws.py), which a cache keyed on a sample of the inputs does not notice.
-
-The draw is unpredictable from the documentation, not secret from code in the worker's process:
-the reference and the candidate share it (docs/python.md, "Limits").
+Every call of the bench and A/B loops is prepared alike (worker.py: its set's values written
+again, outputs poisoned, red zones rewritten, a few scattered input elements renewed), so nothing
+in the buffers tells a candidate whether a call will be checked; this module decides which ones
+are, after the call: each timed sample is checked with probability 1 / check_every, a Bernoulli
+draw from numpy's PCG64 seeded with ``derive_seed(item.seed, "check-draw")``, at most
+``max_checks`` per side and item (a draw is made for every sample, capped or not, so the stream
+does not depend on what was checked); the final check after the last sample comes on top.
+The draw is unpredictable from the documentation, not secret from a process that can read the
+job file: the Python candidate host is not confined (docs/python.md, "Limits").
 """
 
 from __future__ import annotations
@@ -20,15 +16,6 @@ from __future__ import annotations
 import numpy as np
 
 from .protocol import MASK64, derive_seed
-
-FULL = "full"
-PARTIAL = "partial"
-
-
-def kind_of(check_number: int) -> str:
-    """Check 1, 3, 5, ... : a full new arrangement; 2, 4, 6, ... : a partial change."""
-    return FULL if check_number % 2 == 1 else PARTIAL
-
 
 class CheckDraw:
     """The Bernoulli draw of one bench item (one stream for every side of an A/B item)."""

@@ -456,6 +456,12 @@ class CallBuffers:
         for o in self.outputs:
             o.poison()
 
+    def remember_inputs(self) -> None:
+        """Pristine copies of the inputs as they now are: what the check after a call compares
+        them with."""
+        for i in range(len(self.inputs)):
+            self._remember(i)
+
     def prepare_call(self) -> None:
         """What every call of the bench and A/B loops gets before it, checked or not: outputs
         poisoned, red zones rewritten, pristine copies taken of the inputs as they now are."""

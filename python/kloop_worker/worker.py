@@ -45,7 +45,7 @@ from .candidate import (
     read_manifest,
     use_caches,
 )
-from .check_draw import FULL, PARTIAL, CheckDraw, kind_of
+from .check_draw import CheckDraw
 from .protocol import BenchItem, GateCase, Job, derive_seed
 from .stopping import StoppingRule
 from .tensors import CallBuffers, outputs_bitwise_equal
@@ -88,6 +88,8 @@ class Worker:
         self.reference_calls = LocalCalls(backend, _UntimedCalls(backend), flags)
         self.local_calls = LocalCalls(backend, timer, flags) if timer is not None else None
         self.reference: Optional[Side] = None
+        self._prep_seed = 0
+        self._prep_calls = 0
         self.candidate: Optional[Side] = None
         self.base: Optional[Side] = None
 
@@ -271,7 +273,7 @@ class Worker:
     # checked, and damage done in any call is reported. Which samples are checked is drawn
     # (check_draw.py).
 
-    def _make_sets(self, b: BenchItem, plan, spare_shifted: bool):
+    def _make_sets(self, b: BenchItem, plan):
         n_sets = max(1, b.input_sets)
         sets = []
         for k in range(n_sets):
@@ -281,28 +283,31 @@ class Worker:
             else:
                 s.fill_inputs_shifted(sets[0], derive_seed(b.seed, "set%d" % k))
             sets.append(s)
-        spare = CallBuffers(plan, self.backend)
-        if spare_shifted:
-            spare.fill_inputs_shifted(sets[0], derive_seed(b.seed, "spare"))
-        else:
-            spare.fill_inputs(derive_seed(b.seed, "spare"))
-        return sets, spare
+        self.start_preparations(b.seed)
+        return sets
 
-    @staticmethod
-    def prepare(bufs: CallBuffers, check: Optional[str] = None, spare: Optional[CallBuffers] = None,
-                seed: int = 0) -> None:
-        """Before a call of the bench or A/B loop, outside the timed window. Unchecked: the set's
-        own values written again. A check numbered odd: a full new arrangement (``spare``'s values
-        shifted); even: the set's values with a few scattered elements redrawn (a set without
-        independent-draw inputs gets the full one). Then, for every call: pristine copies,
-        outputs poisoned, red zones rewritten. The same traffic whether checked or not."""
-        if check == FULL:
-            bufs.fill_inputs_shifted(spare, seed, remember=False)
-        else:
-            bufs.restore_inputs()
-            if check == PARTIAL and bufs.change_scattered(seed) == 0:
-                bufs.fill_inputs_shifted(spare, seed, remember=False)
-        bufs.prepare_call()
+    def start_preparations(self, item_seed: int) -> None:
+        """The seeds of one bench or A/B item's preparations: call k's renewed elements come from
+        derive_seed(item seed, "prepare/k")."""
+        self._prep_seed = derive_seed(item_seed, "prepare")
+        self._prep_calls = 0
+
+    def prepare(self, bufs: CallBuffers, flush=None) -> None:
+        """Before every call of the bench and A/B loops, outside the timed window, checked or not
+        (which calls are checked is drawn after the call): the set's values written again (inout
+        inputs reset), outputs poisoned, red zones rewritten; then ``flush`` (the cache flush of a
+        timed call, in the process that will be timed); then min(16, n) scattered elements of the
+        independent-draw inputs redrawn and the pristine copies taken. No two calls see the same
+        input bytes, and outputs computed while the host flushed are stale (docs/python.md,
+        "Checked calls")."""
+        bufs.restore_inputs()
+        bufs.poison_outputs()
+        bufs.reset_redzones()
+        if flush is not None:
+            flush()
+        bufs.change_scattered(derive_seed(self._prep_seed, "prepare/%d" % self._prep_calls))
+        self._prep_calls += 1
+        bufs.remember_inputs()
 
     @staticmethod
     def damage_facts(bufs: CallBuffers, out: Outcome, sample: int, call: str) -> Dict[str, Any]:
@@ -372,7 +377,7 @@ class Worker:
     def bench_item(self, b: BenchItem) -> None:
         plan = self.job.calls[b.call]
         self.ev.write({"event": "bench_start", "id": b.id})
-        sets, spare = self._make_sets(b, plan, spare_shifted=True)
+        sets = self._make_sets(b, plan)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
         draw = CheckDraw(b.seed, b.check_every, b.max_checks)
@@ -434,15 +439,11 @@ class Worker:
         s = 0
         while not rule.done:
             cur = sets[s % n_sets]
-            checked = draw.draw(len(checks))
-            if checked:
-                self.prepare(cur, kind_of(len(checks) + 1), spare, derive_seed(b.seed, "check%d" % s))
-            else:
-                self.prepare(cur)
             sample_start = time.perf_counter()
-            self.flush_caches(self.candidate, b.flush_bytes)
+            self.prepare(cur, lambda: self.flush_caches(self.candidate, b.flush_bytes))
             dt, out, info = self.time_call(self.candidate, b.call, cur)
             cost = time.perf_counter() - sample_start
+            checked = draw.draw(len(checks))  # after the call: nothing before it depends on the draw
             note_flags(out, s)
             if not out.ok():
                 return fail("sample", s, out)
@@ -471,8 +472,7 @@ class Worker:
         # The final check: one more call after the last sample, prepared and flushed like a sample.
         if draw.enabled and samples:
             cur = sets[s % n_sets]
-            self.prepare(cur, kind_of(len(checks) + 1), spare, derive_seed(b.seed, "final-check"))
-            self.flush_caches(self.candidate, b.flush_bytes)
+            self.prepare(cur, lambda: self.flush_caches(self.candidate, b.flush_bytes))
             _, out, _ = self.time_call(self.candidate, b.call, cur)
             note_flags(out, s)
             if not out.ok():
@@ -489,7 +489,7 @@ class Worker:
         self.ev.write({"event": "ab_start", "id": b.id})
         sides = [self.base, self.candidate]
         names = ["base", "candidate"]
-        sets, spare = self._make_sets(b, plan, spare_shifted=False)
+        sets = self._make_sets(b, plan)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
         draw = CheckDraw(b.seed, b.check_every, b.max_checks)
@@ -603,14 +603,9 @@ class Worker:
                 attempt = 0
                 sample_start = time.perf_counter()
                 while True:
-                    checked = draw.draw(len(checks[side]))
-                    if checked:
-                        self.prepare(cur, kind_of(len(checks[side]) + 1), spare,
-                                     derive_seed(b.seed, "check-%s-%d-%d" % (names[side], r, attempt)))
-                    else:
-                        self.prepare(cur)
-                    self.flush_caches(sides[side], b.flush_bytes)
+                    self.prepare(cur, lambda: self.flush_caches(sides[side], b.flush_bytes))
                     dt, out, info = self.time_call(sides[side], b.call, cur)
+                    checked = draw.draw(len(checks[side]))  # after the call, as in the bench
                     note_flags(out, side, n)
                     if not out.ok():
                         return fail("sample", side, n, out)
@@ -654,9 +649,7 @@ class Worker:
                 side = side_at(r, pos)
                 cur = take_set()
                 n = len(samples[side])
-                self.prepare(cur, kind_of(len(checks[side]) + 1), spare,
-                             derive_seed(b.seed, "final-check-%s" % names[side]))
-                self.flush_caches(sides[side], b.flush_bytes)
+                self.prepare(cur, lambda: self.flush_caches(sides[side], b.flush_bytes))
                 _, out, _ = self.time_call(sides[side], b.call, cur)
                 note_flags(out, side, n)
                 if not out.ok():

@@ -6,7 +6,7 @@ import unittest
 import numpy as np
 
 from kloop_worker import inits, scattered_draws
-from kloop_worker.check_draw import FULL, PARTIAL, CheckDraw, kind_of
+from kloop_worker.check_draw import CheckDraw
 from kloop_worker.protocol import CallPlan, TensorPlan, Tolerance
 from kloop_worker.tensors import CallBuffers, NumpyBackend
 
@@ -54,8 +54,6 @@ class CheckDrawTest(unittest.TestCase):
         self.assertFalse(off.enabled)
         self.assertFalse(any(off.draw(0) for _ in range(100)))
 
-    def test_checks_alternate_full_and_partial(self):
-        self.assertEqual([kind_of(n) for n in range(1, 6)], [FULL, PARTIAL, FULL, PARTIAL, FULL])
 
 
 class ScatteredDrawsTest(unittest.TestCase):

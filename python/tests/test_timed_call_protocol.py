@@ -146,6 +146,15 @@ class BenchProtocolTest(unittest.TestCase):
             self.assertGreater(len(bad), 0, res["checks"])
             self.assertTrue(all(c["outputs"] for c in bad))
 
+    def test_no_call_sees_the_inputs_of_its_sets_last_use_again(self):
+        # Were unchecked calls given the inputs of their set's last use again, this candidate
+        # would skip their work (and pass: unchecked outputs are not compared).
+        r = Run("bench", "broken/skips_when_inputs_repeat.py", check_every=1000, split=False)
+        res = r.one("bench_result")
+        self.assertNotIn("error", res)
+        self.assertEqual(r.module.skips, 0)
+        self.assertEqual(failures(res["checks"]), [])
+
 
 DAMAGES_THIRD_CALL = '''
 import numpy as np

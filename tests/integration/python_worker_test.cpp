@@ -308,6 +308,23 @@ TEST(PythonHostileCandidateTest, SkippingUnlessPoisonedGainsNothingInAnAB) {
     }
 }
 
+// Skipping the work whenever a set's inputs are those of its last use again: when only checked
+// calls got changed inputs, that skipped every unchecked call. Every call now renews a few
+// elements, so it never skips and is timed as the correct v0 it then is.
+TEST(PythonHostileCandidateTest, SkippingWhenInputsRepeatGainsNothingInAnAB) {
+    std::vector<std::string> args = {"compare", op_dir(), "--candidate", op_dir() + "/broken/skips_when_inputs_repeat.py",
+                                     "--base", op_dir() + "/versions/v0_numpy.py", "--mode", "fwd", "--json"};
+    for (const auto& q : quick_bench()) args.push_back(q);
+    const auto r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    ASSERT_FALSE(r.record.at("shapes").empty());
+    for (const auto& s : r.record.at("shapes")) {
+        ASSERT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_LT(s.at("speedup").get<double>(), 2.0) << s.dump();
+    }
+}
+
 // No interpreter with numpy: every case is skipped (ctest SKIP_RETURN_CODE 77). Listing works
 // without one, so gtest_discover_tests registers the cases anyway.
 int main(int argc, char** argv) {
