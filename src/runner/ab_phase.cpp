@@ -53,6 +53,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
 
     std::array<std::vector<double>, 2> samples;
     std::array<json, 2> windows = {json::array(), json::array()};  // the checker's clock per kept sample
+    json live_overheads = json::array();  // the calibration host's overhead now and then (CPU hosts)
     std::array<json, 2> checks = {json::array(), json::array()};
     auto fail = [&](const char* where, int side, std::size_t sample, const call_outcome& out) {
         json e = {{"event", "ab_result"},        {"id", b.id},
@@ -131,8 +132,10 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             }
             if (!out.ok()) return fail("sample", side, samples[si].size(), out);
             samples[si].push_back(dt);
-            if (const json info = exec.last_sample_info(); info.is_object() && info.contains("window_s"))
+            if (const json info = exec.last_sample_info(); info.is_object() && info.contains("window_s")) {
                 windows[si].push_back(info.at("window_s"));
+                if (info.contains("calibration_overhead_s")) live_overheads.push_back(info.at("calibration_overhead_s"));
+            }
             rule[si].add(dt, std::chrono::duration<double>(std::chrono::steady_clock::now() - sample_start).count());
             if (stopped[si] == measure::stop_reason::not_done && rule[si].is_done()) stopped[si] = rule[si].get_state();
             if (checked_calls[si] < b.max_checks && prep.draw_checked()) {
@@ -194,6 +197,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
               {"early_verdict", early.empty() ? json(nullptr) : json(early)},
               {"base_windows_s", windows[0]},
               {"candidate_windows_s", windows[1]},
+              {"calibration_overheads_s", live_overheads},
               {"base_checked_calls", checked_calls[0]},
               {"candidate_checked_calls", checked_calls[1]}});
 }

@@ -319,11 +319,14 @@ const remote_executor::entry_ref& remote_executor::entry_of(entry_fn f) const {
 json remote_executor::isolation_facts() const {
     json hosts = json::array();
     bool all = !m_hosts.empty();
-    for (const auto& x : m_hosts) {
-        hosts.push_back({{"confinement", x.confinement}, {"timer_calibration", x.calibration}});
+    for (int h = 0; h < static_cast<int>(m_hosts.size()); ++h) {
+        const auto& x = m_hosts[static_cast<std::size_t>(h)];
         all = all && x.confinement.value("confined", false);
+        if (h == m_calibration_host) continue;
+        hosts.push_back({{"confinement", x.confinement}, {"timer_calibration", x.calibration}});
     }
     json facts = {{"process", "separate"}, {"confined", all}, {"hosts", hosts}};
+    if (m_calibration_host >= 0) facts["calibration_host"] = m_calibration_host_facts;
     if (m_on_device)
         facts["device_buffers"] = m_options.device_memory != nullptr
                                       ? "the checker's, shared with the candidate by CUDA IPC"
@@ -497,8 +500,23 @@ double remote_executor::do_time_call(entry_fn f, const kl_args& a, call_outcome&
     outcome = outcome_of(r);
     json info = r.contains("info") && r.at("info").is_object() ? r.at("info") : json::object();
     info["window_s"] = window;
+    if (!m_on_device && ++m_timed_calls % k_live_calibration_every == 0)
+        info["calibration_overhead_s"] = live_calibration_overhead();
     m_last_info = std::move(info);
     return r.value("sample_s", 0.0);
+}
+
+double remote_executor::live_calibration_overhead() {
+    if (m_calibration_host < 0) {
+        // A host like the others (confined, every buffer mapped) that never loads a library. It
+        // is not in isolation_facts()["hosts"], whose indices are the timed sides.
+        m_calibration_host = add_host();
+        m_calibration_host_facts = {{"confinement", m_hosts.back().confinement},
+                                    {"timer_calibration", m_hosts.back().calibration}};
+    }
+    double window = 0;
+    const auto r = timed_request(m_calibration_host, {{"op", "time"}, {"entry", -1}, {"args", -1}}, window);
+    return std::max(0.0, window - r.value("sample_s", 0.0));
 }
 
 void remote_executor::do_flush_caches(std::uint64_t bytes) {

@@ -17,6 +17,8 @@
 //     with the host's claimed sample (last_sample_info "window_s"), and the calibration measured
 //     before any candidate code was loaded says what the window adds to an honest sample
 //     (isolation_facts "timer_calibration"); the orchestrator holds the two against each other.
+//     On the CPU a calibration host (one more host that never loads a library) is timed the
+//     same way after every fourth timed call, so the allowance can follow the machine's load.
 //   - A host runs only while the checker waits for it: it stops itself (SIGSTOP, every thread)
 //     after each reply, and the checker waits for that stop before it reads or writes the shared
 //     buffers, asks another host anything or ends a timed window. No thread of a candidate runs
@@ -162,6 +164,16 @@ private:
     std::unordered_map<std::string, int> m_arg_ids;        // an argument set's description → id
     int m_last_host = 0;                                   // the host whose device copy is current
     nlohmann::json m_last_info;
+    // Live calibration (CPU hosts): every k_live_calibration_every-th timed call is followed by
+    // one of kloop's empty entry point on a host that never loads candidate code, timed the same
+    // way, while the candidate's host is stopped: its overhead (last_sample_info
+    // "calibration_overhead_s") shows what the machine's load adds to a window now, which the
+    // candidate cannot influence (measure/timer_agreement.hpp).
+    static constexpr int k_live_calibration_every = 4;
+    int m_calibration_host = -1;
+    long long m_timed_calls = 0;
+    nlohmann::json m_calibration_host_facts;
+    [[nodiscard]] double live_calibration_overhead();
     nlohmann::json m_last_census;
     nlohmann::json m_device_facts;
     std::optional<std::uint64_t> m_pending_flush;          // flush_caches before the next call
