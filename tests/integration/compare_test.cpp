@@ -136,7 +136,9 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     if (busy) std::printf("note: %s\n", busy->c_str());
     for (const auto& s : shapes) {
         EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
-        EXPECT_EQ(s.at("verdict"), "SLOWER") << s.at("mode") << "/" << s.at("shape");
+        // Twice the work is never FASTER; on a busy machine the interval may not settle it.
+        if (busy) EXPECT_NE(s.at("verdict"), "FASTER") << s.at("mode") << "/" << s.at("shape");
+        else EXPECT_EQ(s.at("verdict"), "SLOWER") << s.at("mode") << "/" << s.at("shape");
         const double speedup = s.at("speedup").get<double>();
         if (!busy) EXPECT_LT(speedup, 0.8);
         EXPECT_LE(s.at("ci_low").get<double>(), speedup);
@@ -153,7 +155,8 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
         EXPECT_EQ(s.at("checks").at("candidate").at("failed").get<int>(), 0);
     }
     const auto& overall = rec.at("overall");
-    EXPECT_EQ(overall.at("verdict"), "SLOWER");
+    if (busy) EXPECT_NE(overall.at("verdict"), "FASTER");
+    else EXPECT_EQ(overall.at("verdict"), "SLOWER");
     if (!busy) EXPECT_LT(overall.at("geomean_speedup").get<double>(), 0.8);
     EXPECT_LE(overall.at("ci_low").get<double>(), overall.at("geomean_speedup").get<double>());
     // A SLOWER this clear is settled early (measure/early_verdict.hpp): a shape that stopped at a
@@ -278,7 +281,9 @@ TEST(CompareTest, VerifyWithBaseRefComparesAfterVerifying) {
     EXPECT_EQ(r.record.at("status"), "passed");
     const auto& cmp = r.record.at("compare");
     EXPECT_EQ(cmp.at("base").at("label"), "HEAD:rmsnorm_cand.cpp");
-    EXPECT_EQ(cmp.at("overall").at("verdict"), "SLOWER");
+    // Twice the base's work: SLOWER, or on a machine too busy to settle it at least not FASTER.
+    if (kloop::testing::machine_too_busy_for_timing()) EXPECT_NE(cmp.at("overall").at("verdict"), "FASTER");
+    else EXPECT_EQ(cmp.at("overall").at("verdict"), "SLOWER");
     EXPECT_EQ(git(repo.dir.path(), {"worktree", "list"}), before);
     EXPECT_EQ(entries_named(tmp.path(), "kloop-base"), 0);
 }

@@ -270,15 +270,19 @@ TEST(PythonCompareTest, TwoPythonCandidatesAreTimedInterleaved) {
     EXPECT_TRUE(r.record.at("ok").get<bool>()) << r.record.dump(2);
     for (const auto& s : r.record.at("shapes")) {
         EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
-        EXPECT_GE(s.at("base").at("n").get<int>(), 10);
-        EXPECT_GE(s.at("candidate").at("n").get<int>(), 10);
+        // The stopping rule's minimum, unless the item's time cap came first (a busy machine).
+        if (s.at("base_stop_reason") != "time_cap" && s.at("candidate_stop_reason") != "time_cap") {
+            EXPECT_GE(s.at("base").at("n").get<int>(), 10) << s.dump();
+            EXPECT_GE(s.at("candidate").at("n").get<int>(), 10) << s.dump();
+        }
+        EXPECT_GE(s.at("base").at("n").get<int>(), 3) << s.dump();
         EXPECT_FALSE(s.at("verdict").get<std::string>().empty());
     }
 }
 
-// A cache keyed on a sample of 64 elements per input passes the gate (every value changes there)
-// and the checks with a full new arrangement; the checks that change a few scattered elements get
-// its stale outputs. --check-every 1: every sample is checked (16 at most, 8 of them partial).
+// A cache keyed on a sample of 64 elements per input passes the gate (every value changes there);
+// every bench call changes a few scattered elements, which the key misses, and the checked calls
+// get its stale outputs. --check-every 1: every sample is checked (16 at most).
 TEST(PythonHostileCandidateTest, FingerprintCacheIsRejectedByAScatteredChange) {
     const auto r = verify("broken/fingerprint_cache.py", {"--check-every", "1", "--mode", "fwd"});
     ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
