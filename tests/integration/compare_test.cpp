@@ -137,10 +137,15 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     for (const auto& s : shapes) {
         EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
         // Twice the work is never FASTER; on a busy machine the interval may not settle it.
-        if (busy) EXPECT_NE(s.at("verdict"), "FASTER") << s.at("mode") << "/" << s.at("shape");
-        else EXPECT_EQ(s.at("verdict"), "SLOWER") << s.at("mode") << "/" << s.at("shape");
+        if (busy) {
+            EXPECT_NE(s.at("verdict"), "FASTER") << s.at("mode") << "/" << s.at("shape");
+        } else {
+            EXPECT_EQ(s.at("verdict"), "SLOWER") << s.at("mode") << "/" << s.at("shape");
+        }
         const double speedup = s.at("speedup").get<double>();
-        if (!busy) EXPECT_LT(speedup, 0.8);
+        if (!busy) {
+            EXPECT_LT(speedup, 0.8);
+        }
         EXPECT_LE(s.at("ci_low").get<double>(), speedup);
         EXPECT_GE(s.at("ci_high").get<double>(), speedup);
         // The stopping rule's minimum, unless the item's time cap came first (a busy machine).
@@ -155,9 +160,14 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
         EXPECT_EQ(s.at("checks").at("candidate").at("failed").get<int>(), 0);
     }
     const auto& overall = rec.at("overall");
-    if (busy) EXPECT_NE(overall.at("verdict"), "FASTER");
-    else EXPECT_EQ(overall.at("verdict"), "SLOWER");
-    if (!busy) EXPECT_LT(overall.at("geomean_speedup").get<double>(), 0.8);
+    if (busy) {
+        EXPECT_NE(overall.at("verdict"), "FASTER");
+    } else {
+        EXPECT_EQ(overall.at("verdict"), "SLOWER");
+    }
+    if (!busy) {
+        EXPECT_LT(overall.at("geomean_speedup").get<double>(), 0.8);
+    }
     EXPECT_LE(overall.at("ci_low").get<double>(), overall.at("geomean_speedup").get<double>());
     // A SLOWER this clear is settled early (measure/early_verdict.hpp): a shape that stopped at a
     // look stopped at 64 * 2^k samples per side, with the verdict the bootstrap then confirms.
@@ -174,7 +184,9 @@ TEST(CompareTest, VersionDoingTwiceTheWorkIsSlower) {
     }
     // Only a shape that reached a look (64 samples a side) can settle early; on a machine so busy
     // that none did, say so rather than fail.
-    if (reached_a_look > 0 && !busy) EXPECT_GE(early, 1);
+    if (reached_a_look > 0 && !busy) {
+        EXPECT_GE(early, 1);
+    }
     else std::printf("note: no shape reached 64 samples a side (a busy machine): early verdicts not exercised\n");
     // The A/B runner's wall time holds every sample of both sides.
     double sampled_s = 0;
@@ -282,8 +294,11 @@ TEST(CompareTest, VerifyWithBaseRefComparesAfterVerifying) {
     const auto& cmp = r.record.at("compare");
     EXPECT_EQ(cmp.at("base").at("label"), "HEAD:rmsnorm_cand.cpp");
     // Twice the base's work: SLOWER, or on a machine too busy to settle it at least not FASTER.
-    if (kloop::testing::machine_too_busy_for_timing()) EXPECT_NE(cmp.at("overall").at("verdict"), "FASTER");
-    else EXPECT_EQ(cmp.at("overall").at("verdict"), "SLOWER");
+    if (kloop::testing::machine_too_busy_for_timing()) {
+        EXPECT_NE(cmp.at("overall").at("verdict"), "FASTER");
+    } else {
+        EXPECT_EQ(cmp.at("overall").at("verdict"), "SLOWER");
+    }
     EXPECT_EQ(git(repo.dir.path(), {"worktree", "list"}), before);
     EXPECT_EQ(entries_named(tmp.path(), "kloop-base"), 0);
 }
@@ -311,7 +326,9 @@ TEST(NoiseTest, ReportsNoiseFloorAndFalseVerdictRate) {
         EXPECT_EQ(s.at("runs"), 2);
         EXPECT_EQ(s.at("speedups").size(), 2u);
         EXPECT_GE(s.at("noise_floor").get<double>(), 0.0);
-        if (!busy) EXPECT_LT(s.at("noise_floor").get<double>(), 0.25);
+        if (!busy) {
+            EXPECT_LT(s.at("noise_floor").get<double>(), 0.25);
+        }
     }
     if (busy) std::cout << "note: " << *busy << "\n";
     EXPECT_EQ(rec.at("overall").at("shape_verdicts"), 12);
