@@ -5,8 +5,8 @@
 // `<staging>/evaluating.json` — the iteration's record so far (number, candidate file and its
 // SHA-256, proposal, fingerprint, the version it is compared against), kloop's pid and the
 // time — right before the candidate runs (the A/B, the profile step), and removes it when they
-// return or throw. A kloop that dies in between (a candidate that reached it where the
-// confinement does not hold, the kernel's out-of-memory killer, a SIGKILL) leaves it behind.
+// return or throw. A kloop that dies in between (a candidate that reached it where no
+// confinement holds, the kernel's out-of-memory killer, a SIGKILL) leaves it behind.
 // The next command that takes the workspace lock — holding it proves the writer is gone —
 // records that candidate as rejected (kind "crash", "kloop (pid N) died while evaluating it")
 // in the iter_vN it would have had, with its staged copy and proposal, instead of an agent
