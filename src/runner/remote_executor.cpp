@@ -218,7 +218,8 @@ int remote_executor::add_host() {
         nx.confinement = request(h, policy);
         nx.confinement.erase("ok");
     } else {
-        nx.confinement = {{"confined", false}, {"detail", "KLOOP_UNCONFINED=1"}};
+        nx.confinement = request(h, {{"op", "confine"}, {"none", true}});
+        nx.confinement.erase("ok");
     }
     calibrate(h);
     for (const auto& [addr, a] : m_allocations) map_into(h, a);

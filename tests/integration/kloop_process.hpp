@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -36,12 +37,15 @@ inline kloop_run to_kloop_run(const platform::process_result& r) {
     return k;
 }
 
-// Runs `kloop <args...>` with KLOOP_HOME set to a cache shared by the integration tests.
-inline kloop_run run_kloop(const std::vector<std::string>& args, double timeout_s = 300) {
+// Runs `kloop <args...>` with KLOOP_HOME set to a cache shared by the integration tests, and
+// `extra_env` on top.
+inline kloop_run run_kloop(const std::vector<std::string>& args, double timeout_s = 300,
+                           const std::vector<std::pair<std::string, std::string>>& extra_env = {}) {
     platform::process_request req;
     req.argv = {std::string(KLOOP_TEST_BINARY_DIR) + "/src/kloop"};
     req.argv.insert(req.argv.end(), args.begin(), args.end());
     req.env_overrides = {{"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home"}};
+    for (const auto& e : extra_env) req.env_overrides.push_back(e);
     req.timeout_s = timeout_s;
     req.max_capture_bytes = 64 << 20;
     platform::posix_command_runner runner;
