@@ -22,6 +22,8 @@ public:
     op_timings(const op_timings&) = delete;
     op_timings& operator=(const op_timings&) = delete;
 
+    // Whether KLOOP_OP_TIMES is set: callers that build a name per operation check it first.
+    [[nodiscard]] bool enabled() const { return !m_path.empty(); }
     // Adds one operation of `name` that took `seconds`.
     void add(std::string_view name, double seconds);
 

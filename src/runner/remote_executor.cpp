@@ -77,17 +77,7 @@ void remote_executor::resume(host& x) {
 void remote_executor::stop(host& x) {
     if (x.stopped || x.pid <= 0) return;
     if (::kill(x.pid, SIGSTOP) != 0) return;
-    int st = 0;
-    for (;;) {
-        const pid_t r = ::waitpid(x.pid, &st, WUNTRACED);
-        if (r < 0 && errno == EINTR) continue;
-        if (r == x.pid && (WIFEXITED(st) || WIFSIGNALED(st))) {
-            x.pid = -1;  // it died meanwhile: the next request reports it
-            return;
-        }
-        break;
-    }
-    x.stopped = true;
+    await_stop(x);
 }
 
 void remote_executor::await_stop(host& x) {
@@ -152,8 +142,9 @@ json remote_executor::request(int h, const json& req, const std::vector<int>& fd
         lost(x, e.what());
     }
     await_stop(x);
-    m_op_times.add("host:" + req.value("op", std::string("?")),
-                   std::chrono::duration<double>(clock_type::now() - t0).count());
+    if (m_op_times.enabled())
+        m_op_times.add("host:" + req.value("op", std::string("?")),
+                       std::chrono::duration<double>(clock_type::now() - t0).count());
     if (!reply.value("ok", false)) throw std::runtime_error(reply.value("error", std::string("refused")));
     return reply;
 }
@@ -327,7 +318,10 @@ json remote_executor::isolation_facts() const {
         hosts.push_back({{"confinement", x.confinement}, {"timer_calibration", x.calibration}});
     }
     json facts = {{"process", "separate"}, {"confined", all}, {"hosts", hosts}};
-    if (m_calibration_host >= 0) facts["calibration_host"] = m_calibration_host_facts;
+    if (m_calibration_host >= 0) {
+        const auto& c = m_hosts[static_cast<std::size_t>(m_calibration_host)];
+        facts["calibration_host"] = {{"confinement", c.confinement}, {"timer_calibration", c.calibration}};
+    }
     if (m_on_device)
         facts["device_buffers"] = m_options.device_memory != nullptr
                                       ? "the checker's, shared with the candidate by CUDA IPC"
@@ -512,8 +506,6 @@ double remote_executor::live_calibration_overhead() {
         // A host like the others (confined, every buffer mapped) that never loads a library. It
         // is not in isolation_facts()["hosts"], whose indices are the timed sides.
         m_calibration_host = add_host();
-        m_calibration_host_facts = {{"confinement", m_hosts.back().confinement},
-                                    {"timer_calibration", m_hosts.back().calibration}};
     }
     double window = 0;
     const auto r = timed_request(m_calibration_host, {{"op", "time"}, {"entry", -1}, {"args", -1}}, window);

@@ -172,7 +172,6 @@ private:
     static constexpr int k_live_calibration_every = 4;
     int m_calibration_host = -1;
     long long m_timed_calls = 0;
-    nlohmann::json m_calibration_host_facts;
     [[nodiscard]] double live_calibration_overhead();
     nlohmann::json m_last_census;
     nlohmann::json m_device_facts;
