@@ -204,7 +204,7 @@ TEST(CompareTest, NoEarlyVerdictTimesEachSideToItsStoppingRule) {
     for (const auto& s : r.record.at("shapes")) {
         EXPECT_TRUE(s.at("early_verdict").is_null()) << s.dump();
         EXPECT_NE(s.at("base_stop_reason"), "early_verdict");
-        EXPECT_EQ(s.at("verdict"), "SLOWER");
+        EXPECT_NE(s.at("verdict"), "FASTER") << s.dump();  // twice the work, however busy the machine
     }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -52,21 +53,78 @@ inline kloop_run run_kloop(const std::vector<std::string>& args, double timeout_
     return to_kloop_run(runner.run(req));
 }
 
-// Quick bench settings so the suite stays fast; the stopping rule still applies.
-// Why timing figures of this machine cannot be held to a bound right now ("load average 13.1 on
-// 2 CPUs"), or nothing: the 1-minute load average above 1.5 runnable tasks per CPU. A test that
-// asserts a timing property (a ratio near 1, a noise floor) checks this after its run and skips
-// those assertions, saying so, rather than failing at random on a busy machine.
-inline std::optional<std::string> machine_too_busy_for_timing() {
-    std::ifstream in("/proc/loadavg");
-    double load = 0;
-    if (!(in >> load)) return std::nullopt;
-    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-    if (load <= 1.5 * cpus) return std::nullopt;
-    return "load average " + std::to_string(load) + " on " + std::to_string(cpus) +
-           " CPUs: timing assertions skipped (the verdict semantics above were checked)";
+// The machine's contention counters at one moment: CPU pressure (the time some runnable task
+// waited for a CPU, from /proc/pressure/cpu, when the kernel has it) and /proc/stat's busy and
+// total jiffies over all CPUs.
+struct cpu_contention_sample {
+    std::optional<double> pressure_some_us;
+    double busy_jiffies = 0;
+    double total_jiffies = 0;
+    std::chrono::steady_clock::time_point at = std::chrono::steady_clock::now();
+
+    static cpu_contention_sample now() {
+        cpu_contention_sample s;
+        std::ifstream psi("/proc/pressure/cpu");
+        for (std::string word; psi >> word;) {
+            if (word.rfind("total=", 0) == 0) {
+                s.pressure_some_us = std::stod(word.substr(6));
+                break;  // the first line is "some"
+            }
+        }
+        std::ifstream stat("/proc/stat");
+        std::string cpu;
+        double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+        if (stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal && cpu == "cpu") {
+            s.busy_jiffies = user + nice + system + irq + softirq + steal;
+            s.total_jiffies = s.busy_jiffies + idle + iowait;
+        }
+        return s;
+    }
+};
+
+// Taken when the test process starts: ctest runs each test in a process of its own, so the
+// window from here to a test's check is that test's run.
+inline const cpu_contention_sample& test_start_contention() {
+    static const cpu_contention_sample start = cpu_contention_sample::now();
+    return start;
+}
+namespace detail {
+inline const bool test_start_contention_taken = (test_start_contention(), true);
 }
 
+// Why timing figures of this machine cannot be held to a bound, or nothing. Busy means, since
+// this test process started: some runnable task waited for a CPU more than 10 % of the time
+// (CPU pressure), or, on a kernel without pressure figures, the CPUs were more than 85 % busy;
+// or the 1-minute load average is above 1.5 runnable tasks per CPU now. A test that asserts a
+// timing property (a ratio near 1, a noise floor) checks this after its run and skips those
+// assertions, saying so, rather than failing at random on a busy machine.
+inline std::optional<std::string> machine_too_busy_for_timing() {
+    const auto& start = test_start_contention();
+    const auto end = cpu_contention_sample::now();
+    const double window_us = std::chrono::duration<double, std::micro>(end.at - start.at).count();
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    const auto said = [](const std::string& what) {
+        return what + ": timing assertions skipped (the verdict semantics above were checked)";
+    };
+    if (start.pressure_some_us && end.pressure_some_us && window_us > 0) {
+        const double stalled = (*end.pressure_some_us - *start.pressure_some_us) / window_us;
+        if (stalled > 0.10)
+            return said("runnable tasks waited for a CPU " + std::to_string(int(stalled * 100)) +
+                        " % of this test's run");
+    } else if (end.total_jiffies > start.total_jiffies) {
+        const double busy =
+            (end.busy_jiffies - start.busy_jiffies) / (end.total_jiffies - start.total_jiffies);
+        if (busy > 0.85)
+            return said("the CPUs were " + std::to_string(int(busy * 100)) + " % busy during this test");
+    }
+    std::ifstream in("/proc/loadavg");
+    double load = 0;
+    if (in >> load && load > 1.5 * cpus)
+        return said("load average " + std::to_string(load) + " on " + std::to_string(cpus) + " CPUs");
+    return std::nullopt;
+}
+
+// Quick bench settings so the suite stays fast; the stopping rule still applies.
 inline std::vector<std::string> quick_bench() {
     return {"--min-samples", "10", "--min-time", "0.02", "--max-time", "0.3"};
 }
