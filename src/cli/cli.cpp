@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "core/error.hpp"
 #include "kloop/version.hpp"
+#include "platform/stale_scratch.hpp"
 #include "platform/subprocess.hpp"
 
 namespace kloop::cli {
@@ -84,6 +85,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         if (!sub->parsed()) continue;
         try {
             platform::install_interrupt_handler();
+            // What a kloop that died left in the temp directory (platform/stale_scratch.hpp).
+            platform::sweep_stale_scratch_dirs();
             return cmd->execute(invocation{argv_for_record, out, err});
         } catch (const kloop::error& e) {
             err << "kloop: error: " << e.what() << "\n";

@@ -8,6 +8,7 @@
 
 #include "cli/base_checkout.hpp"
 #include "cli/loop_options.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
@@ -28,17 +29,18 @@ void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
     sub.add_option("--timeout", o.timeout_s,
                    "Wall-clock limit per gate runner, seconds; the A/B runner gets this plus 2 x --max-time + 10 s "
                    "per shape")
-        ->check(CLI::PositiveNumber)
+        ->check(seconds_option())
         ->capture_default_str();
+    add_runner_limit_options(sub, o);
     sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule, per side: minimum samples per shape")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule, per side: minimum measurement seconds per shape (each sample with its flush and sync)")
-        ->check(CLI::NonNegativeNumber)
+        ->check(seconds_option(true))
         ->capture_default_str();
     sub.add_option("--max-time", o.stop.max_time_s,
                    "Stopping rule, per side: cap in measurement seconds per shape (the shape ends when either side reaches it)")
-        ->check(CLI::PositiveNumber)
+        ->check(seconds_option())
         ->capture_default_str();
     sub.add_option("--target-rsd", o.stop.target_rel_stdev,
                    "Stopping rule, per side: stop when the relative standard deviation reaches this")
@@ -112,7 +114,7 @@ struct compare_config {
     std::string base;
     bool json = false;
     std::string json_out;
-    std::uint64_t seed = 0;
+    std::string seed;                      // --seed, checked by seed_option()
     std::string keep_dir;
     eval::evaluation_options options;
     measure::ab_config ab;
@@ -134,7 +136,9 @@ protected:
         declare_min_effect_option(sub, m_cfg.ab);
         m_seed_option = sub.add_option("--seed", m_cfg.seed,
                                        "Replay: use this seed for the drawn gate trial of both sides (and the A/B "
-                                       "inputs derived from it) instead of drawing one");
+                                       "inputs derived from it) instead of drawing one")
+                            ->type_name("UINT")
+                            ->check(seed_option());
         declare_ab_timing_options(sub, m_cfg.options);
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runners' jobs, events and logs in this directory");
     }
@@ -143,7 +147,7 @@ protected:
         auto& c = m_cfg;
         const auto spec = spec::load_op_spec(c.op_dir);
         if (!fs::exists(c.candidate)) throw usage_error("option --candidate '" + c.candidate + "': no such file");
-        if (m_seed_option != nullptr && m_seed_option->count() > 0) c.options.seed = c.seed;
+        if (m_seed_option != nullptr && m_seed_option->count() > 0) c.options.seed = parse_seed(c.seed);
         const auto ab = compare_with_base(spec, c.base, c.candidate, c.candidate, c.options, c.ab, inv.argv, c.keep_dir);
         const auto record = report::to_json(ab);
         if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "cli/option_checks.hpp"
 #include "loop/strategy_memory.hpp"
 #include "loop/workspace.hpp"
 #include "platform/host_info.hpp"
@@ -16,7 +17,7 @@ void add_profile_options(CLI::App& sub, loop::profile_options& profile) {
                  "Skip the Nsight Compute step (a targeted and a full capture per mode of a CUDA op); the version's "
                  "profile is recorded as missing, so `kloop best` needs --allow-unprofiled to rank it");
     sub.add_option("--profile-timeout", profile.timeout_s, "Wall-clock limit per ncu run, seconds")
-        ->check(CLI::PositiveNumber)
+        ->check(seconds_option())
         ->capture_default_str();
 }
 
@@ -31,20 +32,34 @@ void add_held_out_option(CLI::App& sub, eval::evaluation_options& o) {
 void add_bench_options(CLI::App& sub, eval::evaluation_options& o) {
     add_held_out_option(sub, o);
     sub.add_option("--timeout", o.timeout_s, "Wall-clock limit per runner process, seconds")
-        ->check(CLI::PositiveNumber)
+        ->check(seconds_option())
         ->capture_default_str();
+    add_runner_limit_options(sub, o);
     sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule: minimum samples per shape")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
     sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule: minimum measurement seconds per shape (each sample with its flush and sync)")
-        ->check(CLI::NonNegativeNumber)
+        ->check(seconds_option(true))
         ->capture_default_str();
     sub.add_option("--max-time", o.stop.max_time_s, "Stopping rule: cap in measurement seconds per shape")
-        ->check(CLI::PositiveNumber)
+        ->check(seconds_option())
         ->capture_default_str();
     sub.add_option("--target-rsd", o.stop.target_rel_stdev, "Stopping rule: stop when the relative standard deviation reaches this")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+}
+
+void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& o) {
+    sub.add_option("--compile-timeout", o.compile_timeout_s,
+                   "Wall-clock limit per compile (c++, nvcc) or Python import probe, seconds")
+        ->check(seconds_option())
+        ->capture_default_str();
+    sub.add_option_function<std::size_t>(
+           "--max-output-mib", [&o](const std::size_t& mib) { o.max_output_bytes = mib << 20; },
+           "What each of a runner's stdout and stderr logs keeps of the candidate's prints, MiB; the rest is read "
+           "and dropped")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
+        ->default_str(std::to_string(o.max_output_bytes >> 20));
 }
 
 void add_ab_options(CLI::App& sub, measure::ab_config& ab) {

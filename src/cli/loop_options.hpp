@@ -30,6 +30,9 @@ void add_bench_options(CLI::App& sub, eval::evaluation_options& options);
 // --held-out N: held-out shapes the gate draws per mode from the spec's domains (0: none).
 void add_held_out_option(CLI::App& sub, eval::evaluation_options& options);
 void add_ab_options(CLI::App& sub, measure::ab_config& ab);
+// --compile-timeout, --max-output-mib: what a compiler may take and what a runner's logs keep
+// (every verb that builds and runs candidates; add_bench_options declares them too).
+void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& options);
 // --no-early-verdict (compare, noise, init, iterate): measure/early_verdict.hpp off.
 void declare_early_verdict_option(CLI::App& sub, measure::ab_config& ab);
 // --no-profile, --profile-timeout: the loop's Nsight Compute step (loop/version_profile.hpp).

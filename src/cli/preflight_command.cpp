@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/nvcc_builder.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "eval/calibration.hpp"
 #include "eval/evaluator.hpp"
@@ -39,7 +40,7 @@ protected:
                      "Also measure this GPU's attainable peaks (copy bandwidth, FP32 rate, mma.sync bf16 rate) with "
                      "the bundled calibration op and cache them for the roofline of `kloop profile` and the loop");
         sub.add_option("--calibrate-max-time", m_calibrate_max_time, "Stopping rule cap per calibration kernel, seconds")
-            ->check(CLI::PositiveNumber)
+            ->check(seconds_option())
             ->capture_default_str();
     }
 

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/loop_options.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/profile_step.hpp"
@@ -42,11 +44,12 @@ protected:
             ->check(CLI::IsMember({"targeted", "full", "source"}));
         sub.add_option("--out", m_out, "Folder for the reports, CSVs, logs and profile_summary.{json,md} (default: ./kloop-profile)");
         sub.add_option("--profile-timeout", m_timeout, "Wall-clock limit per ncu run, seconds")
-            ->check(CLI::PositiveNumber)
+            ->check(seconds_option())
             ->capture_default_str();
         sub.add_option("--timeout", m_gate_timeout, "Wall-clock limit of the gate's runner, seconds")
-            ->check(CLI::PositiveNumber)
+            ->check(seconds_option())
             ->capture_default_str();
+        add_runner_limit_options(sub, m_limits);
         sub.add_flag("--no-gate", m_no_gate, "Profile without gating first (no census names: the profiler range alone selects the kernels)");
         sub.add_flag("--json", m_json, "Print profile_summary.json instead of the Markdown summary");
     }
@@ -56,7 +59,7 @@ protected:
         if (!fs::exists(m_candidate)) throw usage_error("option --candidate '" + m_candidate + "': no such file");
         platform::posix_command_runner commands;
         platform::scoped_temp_dir scratch("kloop-profile");
-        eval::evaluation_options o;
+        eval::evaluation_options o = m_limits;
         o.modes = m_modes;
         o.bench = false;
         o.timeout_s = m_gate_timeout;
@@ -102,6 +105,7 @@ private:
     std::vector<std::string> m_modes, m_sets;
     double m_timeout = 600;
     double m_gate_timeout = 120;
+    eval::evaluation_options m_limits;  // --compile-timeout, --max-output-mib
     bool m_no_gate = false;
     bool m_json = false;
 };

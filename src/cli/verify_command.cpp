@@ -8,6 +8,7 @@
 #include "cli/base_checkout.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/loop_options.hpp"
+#include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "platform/file_io.hpp"
@@ -30,7 +31,7 @@ struct verify_config {
     std::string gate_k;
     bool json = false;
     std::string json_out;
-    std::uint64_t seed = 0;
+    std::string seed;                      // --seed, checked by seed_option()
     double timeout_s = 120;
     bool no_bench = false;
     eval::evaluation_options options;
@@ -50,20 +51,23 @@ protected:
                        "Keyword expression selecting gate shapes (pytest -k style); marks the run partial");
         sub.add_flag("--json", m_cfg.json, "Print the JSON record instead of the text report");
         sub.add_option("--json-out", m_cfg.json_out, "Also write the JSON record to this file");
-        m_seed_option = sub.add_option("--seed", m_cfg.seed, "Replay: use this seed for the drawn gate trial instead of drawing one");
+        m_seed_option = sub.add_option("--seed", m_cfg.seed, "Replay: use this seed for the drawn gate trial instead of drawing one")
+                            ->type_name("UINT")
+                            ->check(seed_option());
         sub.add_option("--timeout", m_cfg.timeout_s, "Wall-clock limit per runner process, seconds")
-            ->check(CLI::PositiveNumber)
+            ->check(seconds_option())
             ->capture_default_str();
+        add_runner_limit_options(sub, m_cfg.options);
         sub.add_flag("--no-bench", m_cfg.no_bench, "Gate only");
         add_held_out_option(sub, m_cfg.options);
         sub.add_option("--min-samples", m_cfg.options.stop.min_samples, "Stopping rule: minimum samples per shape")
             ->check(CLI::PositiveNumber)
             ->capture_default_str();
         sub.add_option("--min-time", m_cfg.options.stop.min_time_s, "Stopping rule: minimum measurement seconds per shape (each sample with its flush and sync)")
-            ->check(CLI::NonNegativeNumber)
+            ->check(seconds_option(true))
             ->capture_default_str();
         sub.add_option("--max-time", m_cfg.options.stop.max_time_s, "Stopping rule: cap in measurement seconds per shape")
-            ->check(CLI::PositiveNumber)
+            ->check(seconds_option())
             ->capture_default_str();
         sub.add_option("--target-rsd", m_cfg.options.stop.target_rel_stdev,
                        "Stopping rule: stop when the relative standard deviation reaches this")
@@ -88,7 +92,7 @@ protected:
             throw usage_error("option --candidate '" + c.candidate + "': no such file");
         c.options.modes = c.modes;
         c.options.gate_k = c.gate_k;
-        if (m_seed_option != nullptr && m_seed_option->count() > 0) c.options.seed = c.seed;
+        if (m_seed_option != nullptr && m_seed_option->count() > 0) c.options.seed = parse_seed(c.seed);
         c.options.timeout_s = c.timeout_s;
         c.options.bench = !c.no_bench;
 

@@ -4,6 +4,7 @@
 // the result, so every run says how it was made.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,10 @@ struct evaluation_options {
     int trials = 3;                        // >= 3: two fixed seeds + drawn ones
     int held_out = 2;                      // held-out shapes drawn per mode when the spec declares a domain; 0: none
     double timeout_s = 120.0;              // per runner process (gate, then bench)
+    double compile_timeout_s = 600.0;      // per compiler run (c++, nvcc) or Python import probe
+    // What each of a runner's stdout and stderr logs keeps (the candidate's prints); the rest is
+    // read and dropped.
+    std::size_t max_output_bytes = std::size_t{16} << 20;
     bool bench = true;
     measure::stopping_config stop;         // per bench shape
     int input_sets = 0;                    // 0 = enough to cover 2 x LLC (see plan_rotation)

@@ -71,6 +71,7 @@ backend::cpu::build_record build_source(const evaluation_context& ctx, const std
         req.role = role;
         req.spec = &ctx.spec;
         req.cache_dir = ctx.cache_dir;
+        req.timeout_s = ctx.options.compile_timeout_s;
         backend::python::python_builder builder(ctx.commands);
         return builder.build(req);
     }
@@ -83,6 +84,7 @@ backend::cpu::build_record build_source(const evaluation_context& ctx, const std
         req.compute_capability = cuda_compute_capability();
         req.arch_suffix = ctx.spec.build.arch_suffix;
         req.cache_dir = ctx.cache_dir;
+        req.timeout_s = ctx.options.compile_timeout_s;
         backend::cuda::nvcc_builder builder(ctx.commands);
         return builder.build(req);
     }
@@ -92,6 +94,7 @@ backend::cpu::build_record build_source(const evaluation_context& ctx, const std
     for (const auto& d : ctx.spec.build.include_dirs) req.include_dirs.push_back(ctx.spec.op_dir / d);
     req.abi_include_dir = platform::abi_include_dir();
     req.cache_dir = ctx.cache_dir;
+    req.timeout_s = ctx.options.compile_timeout_s;
     backend::cpu::cpu_builder builder(ctx.commands);
     return builder.build(req);
 }
@@ -356,7 +359,8 @@ evaluation evaluate(const evaluation_context& ctx) {
     gate_job.reference_sha256 = ref_build.library_sha256;
     gate_job.candidate_device = cand_device;
     gate_job.reference_device = ref_device;
-    const auto gate_session = run_runner(gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands);
+    const auto gate_session = run_runner(gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands, {},
+                                         ctx.options.max_output_bytes);
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
@@ -432,7 +436,8 @@ evaluation evaluate(const evaluation_context& ctx) {
         // large GPU shapes: ~tens of seconds per item for 128M-element tensors on the H200 host.
         const double timeout = ctx.options.timeout_s +
                                static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 60.0);
-        const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands);
+        const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands, {},
+                                                  ctx.options.max_output_bytes);
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
         ev.isolation = merge_isolation(ev.isolation, session_isolation(bench_session.events));

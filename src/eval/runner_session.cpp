@@ -15,7 +15,8 @@ namespace kloop::eval {
 
 namespace {
 
-std::string tail_lines(const std::string& text, std::size_t max_lines) {
+// The last `max_lines` lines of `text`, and at most `max_bytes` of them.
+std::string tail_lines(const std::string& text, std::size_t max_lines, std::size_t max_bytes) {
     std::size_t pos = text.size();
     std::size_t lines = 0;
     while (pos > 0) {
@@ -24,6 +25,7 @@ std::string tail_lines(const std::string& text, std::size_t max_lines) {
         if (nl + 1 < text.size() && ++lines > max_lines) { pos = nl + 1; break; }
         pos = nl;
     }
+    if (text.size() - pos > max_bytes) pos = text.size() - max_bytes;
     return text.substr(pos);
 }
 
@@ -68,11 +70,13 @@ std::string runner_session::describe_failure() const {
 }
 
 runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir, double timeout_s,
-                          platform::command_runner_base& commands, const std::vector<std::string>& wrapper) {
+                          platform::command_runner_base& commands, const std::vector<std::string>& wrapper,
+                          std::size_t max_output_bytes) {
     const auto tag = runner::to_string(job.phase);
     const auto job_path = scratch_dir / (tag + "_job.json");
     const auto events_path = scratch_dir / (tag + "_events.jsonl");
-    const auto log_path = scratch_dir / (tag + "_runner.log");
+    const auto stdout_log = scratch_dir / (tag + "_runner.stdout.log");
+    const auto stderr_log = scratch_dir / (tag + "_runner.stderr.log");
     platform::write_file_atomic(job_path, nlohmann::json(job).dump(1));
     std::filesystem::remove(events_path);
 
@@ -94,8 +98,9 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
     }
     req.cwd = scratch_dir;
     req.timeout_s = timeout_s;
-    req.stdout_file = log_path;
-    req.stderr_file = log_path;
+    req.stdout_file = stdout_log;
+    req.stderr_file = stderr_log;
+    req.max_file_bytes = max_output_bytes;
 
     runner_session s;
     s.process = commands.run(req);
@@ -125,14 +130,8 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
         s.events.push_back(std::move(ev));
     }
     if (!s.inconsistency.empty()) s.finished = false;
-    if (std::filesystem::exists(log_path)) {
-        std::string log;
-        try {
-            log = platform::read_file(log_path);
-        } catch (const std::exception&) {
-        }
-        s.output_tail = tail_lines(log, 20);
-    }
+    const auto& tail = s.process.stderr_tail.empty() ? s.process.stdout_tail : s.process.stderr_tail;
+    s.output_tail = tail_lines(tail, 20, 4096);
     return s;
 }
 

@@ -2,12 +2,16 @@
 //
 // Responsibility: the process boundary between the orchestrator and candidate code. The job is
 // written into a scratch directory, the runner runs with a wall-clock timeout in its own process
-// group, and every event it flushed before exiting (or dying) is read back.
+// group (and dies with kloop), and every event it flushed before exiting (or dying) is read back.
+// Its stdout and stderr — where the candidate's own prints go — are kept apart in
+// `<phase>_runner.stdout.log` and `<phase>_runner.stderr.log`, each capped at max_output_bytes
+// (the rest is read and dropped); kloop keeps only their last lines, never the whole log.
 // Jobs on the "python" device start kloop's Python worker instead (backend/python), which speaks
 // the same protocol. A crash, a hang or garbage output of the runner is reported in the session,
 // never thrown.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -24,7 +28,9 @@ struct runner_session {
     std::vector<nlohmann::json> events;
     bool finished = false;                 // the runner wrote its "done" event
     std::string fatal;                     // the runner's "fatal" message, if any
-    std::string output_tail;               // last lines of the runner's stdout+stderr (candidate prints)
+    // The last 20 lines (at most 4 KiB) of the runner's stderr, or of its stdout when stderr is
+    // empty (candidate prints, the runner's own complaints).
+    std::string output_tail;
     // Why the events cannot be the record of one honest run (find_inconsistency), or empty. A
     // session with one is never finished, and its failure says why.
     std::string inconsistency;
@@ -38,10 +44,11 @@ struct runner_session {
 // follows its own start event and comes once per id. Forged or replayed lines break one of these.
 [[nodiscard]] std::string find_inconsistency(const std::vector<nlohmann::json>& events);
 
-// `wrapper`: argv words put before the runner's own (the profile phase runs it under ncu); the
-// runner's output then also holds the wrapper's, and both go to the log.
+// `wrapper`: argv words put before the runner's own (the profile phase runs it under ncu; empty
+// otherwise); the runner's output then also holds the wrapper's, and both go to the logs.
+// `max_output_bytes`: what each of the two logs keeps (evaluation_options::max_output_bytes).
 [[nodiscard]] runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir,
                                         double timeout_s, platform::command_runner_base& commands,
-                                        const std::vector<std::string>& wrapper = {});
+                                        const std::vector<std::string>& wrapper, std::size_t max_output_bytes);
 
 }  // namespace kloop::eval

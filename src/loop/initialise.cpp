@@ -1,7 +1,8 @@
 // kloop loop: `kloop init` (see initialise.hpp).
 #include "loop/initialise.hpp"
 
-#include <unistd.h>
+#include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -29,6 +30,40 @@ namespace kloop::loop {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+namespace {
+
+// What an init writes into the workspace before its contract.json (and the lock itself).
+bool written_by_init(const std::string& name) {
+    static const std::set<std::string> names = {".lock", "docs", "OPT_LOG.md", "TRAPS.md", "dispatch.md", "iter_v0",
+                                                "run_manifest.json"};
+    return names.count(name) > 0 || name.rfind(".staging-", 0) == 0;
+}
+
+// A workspace directory that holds anything else is someone's: init refuses it.
+void refuse_foreign_content(const fs::path& root) {
+    std::error_code ec;
+    if (!fs::exists(root, ec)) return;
+    if (!fs::is_directory(root, ec))
+        throw usage_error(fmt::format("workspace '{}' exists and is not a directory; pick another --workspace", root.string()));
+    for (const auto& e : fs::directory_iterator(root, ec))
+        if (!written_by_init(e.path().filename().string()))
+            throw usage_error(fmt::format("workspace '{}' exists and is not empty ('{}'); pick another --workspace",
+                                          root.string(), e.path().filename().string()));
+}
+
+// With the lock held and no contract.json: whatever an init wrote belongs to one that died.
+bool remove_dead_init_leftovers(const workspace& ws) {
+    bool removed = false;
+    std::error_code ec;
+    std::vector<fs::path> leftovers;
+    for (const auto& e : fs::directory_iterator(ws.root(), ec))
+        if (e.path().filename() != ".lock") leftovers.push_back(e.path());
+    for (const auto& p : leftovers) removed = fs::remove_all(p, ec) > 0 || removed;
+    return removed;
+}
+
+}  // namespace
+
 init_outcome initialise(const init_request& req, platform::command_runner_base& runner) {
     init_outcome out;
     const auto spec = spec::load_op_spec(req.op_dir);
@@ -43,12 +78,30 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
         throw usage_error(fmt::format("workspace '{}' already holds a loop (contract.json); continue it with `kloop "
                                       "iterate`, or pass --workspace to start another",
                                       root.string()));
-    if (fs::exists(root) && !fs::is_empty(root))
-        throw usage_error(fmt::format("workspace '{}' exists and is not empty; pick another --workspace", root.string()));
+    refuse_foreign_content(root);
+    const bool created_root = !fs::exists(root);
     // Validates the cap and the target before spending time on the baseline.
     contract_inputs ci{spec, candidate, req.max_iterations, req.target_speedup, platform::cpu_model(), repo.commit, repo.dirty};
     auto c = make_contract(ci);
     out.workspace = root;
+
+    // The lock first: a second init on this path is refused here, with this one's pid, before
+    // either writes anything. Holding it also proves that leftovers of an init are a dead one's.
+    auto lock = std::make_unique<workspace_lock>(ws);
+    if (fs::exists(ws.contract_file()))
+        throw usage_error(fmt::format("workspace '{}' already holds a loop (contract.json); continue it with `kloop "
+                                      "iterate`, or pass --workspace to start another",
+                                      root.string()));
+    refuse_foreign_content(root);
+    if (remove_dead_init_leftovers(ws))
+        out.notes.push_back("removed what a killed `kloop init` had left in the workspace");
+    // Not green: nothing stays behind but what was there before.
+    auto remove_own_lock = [&] {
+        if (!created_root) return;
+        std::error_code ec;
+        fs::remove(ws.lock_file(), ec);
+        fs::remove(root, ec);
+    };
     if (!spec.blackbox && !spec.has_domain())
         out.notes.push_back("warning: op.toml declares no domain ([dims] domain, param_domain): the gate tries only the "
                             "listed shapes and param values, so a candidate that hard-codes them passes; declare one "
@@ -70,7 +123,10 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     out.baseline.env.git_commit = repo.commit;
     out.baseline.env.git_dirty = repo.dirty;
     out.baseline.command_line = req.command_line;
-    if (out.baseline.status != eval::disposition::passed || !out.baseline.bench.ok) return out;
+    if (out.baseline.status != eval::disposition::passed || !out.baseline.bench.ok) {
+        remove_own_lock();
+        return out;
+    }
     fault_point("init.after_baseline");
 
     iteration_record v0;
@@ -90,14 +146,9 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
                                  : "the candidate is not in a git repository";
     v0.recorded_at = utc_now();
 
-    // Assemble everything in a staging directory next to the workspace, then one rename.
-    const std::string staging_prefix = fmt::format(".{}.staging-", root.filename().string());
-    {
-        std::error_code ec;  // a killed init's leftovers
-        for (const auto& e : fs::directory_iterator(root.parent_path(), ec))
-            if (e.path().filename().string().rfind(staging_prefix, 0) == 0) fs::remove_all(e.path(), ec);
-    }
-    const fs::path staging = root.parent_path() / (staging_prefix + std::to_string(::getpid()));
+    // Assemble everything in a staging directory inside the workspace (under the lock), then move
+    // it into place with contract.json last: the workspace exists once contract.json does.
+    const fs::path staging = ws.make_staging_dir("init");
     const workspace st(staging);
     const record_origin origin{req.command_line, repo};
     write_record(st.contract_file(), "kloop.contract", to_json(c, root), origin);
@@ -116,13 +167,17 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     write_record(v0dir / "benchmark_result.json", "kloop.iteration", body, origin);
     platform::write_file_atomic(v0dir / "iteration_summary.md", iteration_summary_md(v0, c.op));
     fault_point("init.before_rename");
-    if (fs::exists(root)) fs::remove(root);  // empty (checked above)
-    fs::rename(staging, root);
+    std::vector<fs::path> parts;
+    for (const auto& e : fs::directory_iterator(staging))
+        if (e.path().filename() != "contract.json") parts.push_back(e.path());
+    for (const auto& p : parts) fs::rename(p, root / p.filename());
+    fs::rename(st.contract_file(), ws.contract_file());
+    fs::remove(staging);
     fault_point("init.after_rename");
     out.created = true;
 
     if (repo.available) out.notes.push_back(ignore_workspace(root, repo.toplevel));
-    auto session = open_session(root, access::write, origin);
+    auto session = open_session(root, access::write, origin, std::move(lock));
     strategy_memory memory(req.memory_db);
     reconcile_memory(session, memory);
     write_manifest(session, req.memory_db);

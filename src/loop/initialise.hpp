@@ -1,11 +1,14 @@
 // kloop loop: `kloop init` — freeze the contract, measure the baseline, write the workspace.
 //
-// Responsibility: phase 1 of the loop. Loads the spec, evaluates the kernel file as it is now
-// (v0) with a plain build → gate → bench; a baseline that is not green stops here (nothing
-// written: the loop starts from a correct kernel). Then assembles the whole workspace in a
-// staging directory — contract.json, docs/draft.md, OPT_LOG.md, TRAPS.md, dispatch.md,
-// iter_v0/, run_manifest.json — and renames it into place in one step, adds the workspace to
-// the repository's .gitignore, and records v0 in the strategy memory.
+// Responsibility: phase 1 of the loop. Loads the spec and takes the workspace lock before it
+// writes anything (a second init on the same path is refused with the holder's pid; leftovers of
+// an init that died are removed). Evaluates the kernel file as it is now (v0) with a plain
+// build → gate → bench; a baseline that is not green stops here (nothing written: the loop
+// starts from a correct kernel). Then assembles the whole workspace in a staging directory
+// inside it — contract.json, docs/draft.md, OPT_LOG.md, TRAPS.md, dispatch.md, iter_v0/ — and
+// moves it into place with contract.json last (the workspace exists once contract.json does),
+// adds the workspace to the repository's .gitignore, records v0 in the strategy memory and
+// writes run_manifest.json.
 #pragma once
 
 #include <filesystem>

@@ -1,12 +1,15 @@
 // kloop loop: one iteration (see iteration.hpp).
 #include "loop/iteration.hpp"
 
+#include <memory>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "loop/classification.hpp"
 #include "loop/contract.hpp"
+#include "loop/evaluation_marker.hpp"
 #include "loop/fault_point.hpp"
 #include "loop/fingerprint.hpp"
 #include "loop/iteration_summary.hpp"
@@ -93,6 +96,9 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     platform::scoped_temp_dir scratch("kloop-iterate");
     const eval::ab_context ctx{spec, best_src, staging / r.candidate_file, contract_options(c, req.options), req.ab, runner,
                                platform::cache_dir(), scratch.path()};
+    // From here until the verdict the candidate runs: a kloop that dies meanwhile leaves the mark,
+    // and the next command records this candidate as rejected (loop/evaluation_marker).
+    auto marker = std::make_unique<evaluation_marker>(staging, r);
     auto ab = eval::compare_candidates(ctx);
     ab.base_label = version_label(*best);
     ab.candidate_label = candidate.string();
@@ -110,6 +116,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
                      ab.candidate.isolation.value("detail", std::string("see its isolation check")) +
                      "); --allow-unconfined promotes it";
     }
+    marker.reset();
     fault_point("iterate.compared");
 
     r.status = cls.status;
@@ -123,10 +130,13 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     r.bench = candidate_stats_of(ab);
     r.bench_ok = r.status != iteration_status::rejected && ab.ok && !r.bench.empty();
     // The profile step: ncu captures into the iteration's folder; may mark the candidate suspect.
+    // The candidate runs again, under the same mark.
+    marker = std::make_unique<evaluation_marker>(staging, r);
     if (auto note = profile_version(r, spec, staging / r.candidate_file, ab.candidate.census_kernels, staging,
                                     contract_options(c, req.options), req.profile, runner);
         !note.empty())
         out.notes.push_back(note);
+    marker.reset();
     fault_point("iterate.profiled");
     r.recorded_at = utc_now();
 

@@ -9,8 +9,10 @@
 //   stage the copies → compare → git commit → write the records into the staging directory →
 //   rename it to iter_vN (the commit point) → OPT_LOG row → memory → manifest.
 // A kill before the rename leaves no iteration (the staging directory is removed by the next
-// writer; at worst a commit whose iteration is re-run); a kill after it leaves derived files
-// behind, which the next command repairs (loop/loop_session). Fault points: iterate.staged,
+// writer; at worst a commit whose iteration is re-run) — except a kill while the candidate runs
+// (the A/B, the profile step): the staging directory then holds an evaluation mark, and the next
+// command records the candidate as rejected (loop/evaluation_marker). A kill after the rename
+// leaves derived files behind, which the next command repairs (loop/loop_session). Fault points: iterate.staged,
 // iterate.compared, iterate.committed, iterate.written, iterate.renamed, iterate.logged,
 // iterate.remembered.
 #pragma once

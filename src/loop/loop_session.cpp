@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "loop/evaluation_marker.hpp"
 #include "loop/fingerprint.hpp"
 #include "loop/opt_log.hpp"
 #include "loop/ranking.hpp"
@@ -29,13 +30,17 @@ iteration_record load_iteration(const workspace& ws, int n) {
     }
 }
 
-loop_session open_session(const fs::path& root, access a, record_origin origin) {
+loop_session open_session(const fs::path& root, access a, record_origin origin, std::unique_ptr<workspace_lock> held) {
     loop_session s{workspace(root), {}, {}, nullptr, std::move(origin), {}};
     const auto cj = read_record(s.ws.contract_file(), "kloop.contract");
     s.c = contract_from_json(cj, s.ws.root());
     verify_contract(s.c);
-    if (a == access::write) s.lock = std::make_unique<workspace_lock>(s.ws);
+    if (held && held->is_held()) s.lock = std::move(held);
+    else if (a == access::write) s.lock = std::make_unique<workspace_lock>(s.ws);
     else s.lock = std::make_unique<workspace_lock>(s.ws, std::nothrow);
+    if (s.lock->is_held())
+        for (auto& note : record_abandoned_evaluations(s.ws, s.c.op, static_cast<int>(s.ws.list_iterations().size()), s.origin))
+            s.repairs.push_back(std::move(note));
     for (int n : s.ws.list_iterations()) s.records.push_back(load_iteration(s.ws, n));
     if (s.records.empty())
         throw usage_error(fmt::format("workspace '{}' has no iter_v0 (the baseline); run `kloop init` again in a fresh "

@@ -5,8 +5,9 @@
 //      kloop::contract_error, exit 5, naming the file and both hashes, on any change;
 //   2. for a writing command takes the workspace lock (one writer at a time) — a reading
 //      command takes it when free;
-//   3. with the lock: removes .staging-* directories a killed command left, and appends the
-//      OPT_LOG.md rows of recorded iterations that lack one;
+//   3. with the lock: records as rejected the candidate a dead kloop was evaluating
+//      (loop/evaluation_marker), removes .staging-* directories a killed command left, and
+//      appends the OPT_LOG.md rows of recorded iterations that lack one;
 //   4. loads every iteration record (iter_v0 .. iter_vN; each appeared in one rename).
 // reconcile_memory() re-records every iteration in the strategy memory (idempotent), which
 // repairs a command killed between writing an iteration and recording it.
@@ -38,7 +39,9 @@ struct loop_session {
     [[nodiscard]] const iteration_record& baseline() const { return records.front(); }
 };
 
-[[nodiscard]] loop_session open_session(const std::filesystem::path& root, access a, record_origin origin);
+// `held`: the workspace lock the caller already holds (`kloop init`), used instead of a new one.
+[[nodiscard]] loop_session open_session(const std::filesystem::path& root, access a, record_origin origin,
+                                        std::unique_ptr<workspace_lock> held = nullptr);
 
 // Reads iter_vN/benchmark_result.json.
 [[nodiscard]] iteration_record load_iteration(const workspace& ws, int n);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -130,6 +131,8 @@ fs::path find_workspace(const std::optional<fs::path>& given, const platform::gi
 }
 
 namespace {
+
+// Opens .lock and takes it; writes the holder's pid into it. -1 when another process holds it.
 int open_and_lock(const workspace& ws) {
     platform::ensure_directory(ws.root());
     int fd = ::open(ws.lock_file().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -139,14 +142,40 @@ int open_and_lock(const workspace& ws) {
         ::close(fd);
         return -1;
     }
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd, 0) == 0) {
+        [[maybe_unused]] const auto written = ::pwrite(fd, pid.data(), pid.size(), 0);
+    }
     return fd;
 }
+
+// The pid the holder wrote into .lock; 0 when it cannot be read. A holder writes it right after
+// taking the lock, so an empty file is read again for a moment.
+long lock_holder_pid(const workspace& ws) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        std::string text;
+        try {
+            text = platform::read_file(ws.lock_file());
+        } catch (const std::exception&) {
+            return 0;
+        }
+        char* end = nullptr;
+        const long pid = std::strtol(text.c_str(), &end, 10);
+        if (pid > 0 && end != text.c_str()) return pid;
+        ::usleep(10000);
+    }
+    return 0;
+}
+
 }  // namespace
 
 workspace_lock::workspace_lock(const workspace& ws) : m_fd(open_and_lock(ws)) {
-    if (m_fd < 0)
-        throw usage_error(fmt::format("another kloop command is writing to workspace '{}'; wait for it to finish",
+    if (m_fd < 0) {
+        const long holder = lock_holder_pid(ws);
+        throw usage_error(fmt::format("another kloop command{} is writing to workspace '{}'; wait for it to finish",
+                                      holder > 0 ? fmt::format(" (pid {})", holder) : std::string(),
                                       ws.root().string()));
+    }
 }
 
 workspace_lock::workspace_lock(const workspace& ws, std::nothrow_t) {

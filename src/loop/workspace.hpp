@@ -11,7 +11,9 @@
 //   run_manifest.json      index of the iterations, the best, the memory database
 //   iter_vN/               one directory per iteration; v0 is the baseline (loop/iteration_record)
 //   final_summary.md, final_result.json   `kloop report`;   nogo.json   `kloop nogo`
-//   .lock                  flock(2) held by a writing command (released by the kernel on a kill)
+//   .lock                  flock(2) held by a writing command (released by the kernel on a kill);
+//                          holds the holder's pid. `kloop init` takes it before it writes anything
+//   .staging-*/evaluating.json   an iteration whose candidate is being evaluated (loop/evaluation_marker)
 //   .staging-*             a directory being assembled; renamed into place when complete
 // Every record is JSON written with platform::write_file_atomic and opens with a header:
 //   schema_version, kind, kloop {version, commit, dirty}, command_line[], written_at,
@@ -93,10 +95,12 @@ private:
 [[nodiscard]] std::filesystem::path find_workspace(const std::optional<std::filesystem::path>& given,
                                                    const platform::git_state& cwd_repo);
 
-// flock(2) on the workspace's .lock: exclusive, non-blocking. A kill releases it.
+// flock(2) on the workspace's .lock (created with the directory): exclusive, non-blocking. A kill
+// releases it. The holder writes its pid into the file.
 class workspace_lock {
 public:
-    // Throws kloop::usage_error ("another kloop command is writing to workspace '...'") when held.
+    // Throws kloop::usage_error ("another kloop command (pid N) is writing to workspace '...'")
+    // when held.
     explicit workspace_lock(const workspace& ws);
     // Non-throwing variant: is_held() tells.
     workspace_lock(const workspace& ws, std::nothrow_t);

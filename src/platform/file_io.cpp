@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "platform/detail/unique_fd.hpp"
+#include "platform/stale_scratch.hpp"
 
 namespace kloop::platform {
 
@@ -111,13 +112,21 @@ scoped_temp_dir::scoped_temp_dir(std::string_view prefix) {
         throw usage_error(fmt::format("cannot create a temporary directory in '{}': {}", base.string(),
                                       errno_message(errno)));
     m_path = tmpl;
+    m_claim = claim_scratch_dir(m_path);
 }
 
 scoped_temp_dir::~scoped_temp_dir() { remove_now(); }
 
+void scoped_temp_dir::keep() {
+    m_keep = true;
+    release_scratch_claim(m_path, m_claim);
+    m_claim = -1;
+}
+
 scoped_temp_dir::scoped_temp_dir(scoped_temp_dir&& other) noexcept
-    : m_path(std::move(other.m_path)), m_keep(other.m_keep) {
+    : m_path(std::move(other.m_path)), m_keep(other.m_keep), m_claim(other.m_claim) {
     other.m_path.clear();
+    other.m_claim = -1;
 }
 
 scoped_temp_dir& scoped_temp_dir::operator=(scoped_temp_dir&& other) noexcept {
@@ -125,7 +134,9 @@ scoped_temp_dir& scoped_temp_dir::operator=(scoped_temp_dir&& other) noexcept {
         remove_now();
         m_path = std::move(other.m_path);
         m_keep = other.m_keep;
+        m_claim = other.m_claim;
         other.m_path.clear();
+        other.m_claim = -1;
     }
     return *this;
 }
@@ -134,6 +145,8 @@ void scoped_temp_dir::remove_now() noexcept {
     if (m_path.empty() || m_keep) return;
     std::error_code ec;
     fs::remove_all(m_path, ec);  // best effort: a destructor must not throw
+    release_scratch_claim(m_path, m_claim);  // after the directory: a sweep never sees it unclaimed
+    m_claim = -1;
     m_path.clear();
 }
 

@@ -28,7 +28,9 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
 void ensure_directory(const std::filesystem::path& dir);
 
 // A fresh directory under the system temp dir ($TMPDIR or /tmp), "<prefix>-XXXXXX", removed
-// recursively on destruction unless keep() was called. Move-only.
+// recursively on destruction unless keep() was called. Move-only. While it lives it is claimed
+// (platform/stale_scratch.hpp): should this process die without removing it, the next kloop
+// command does; keep() gives the claim up.
 class scoped_temp_dir {
 public:
     explicit scoped_temp_dir(std::string_view prefix = "kloop");
@@ -39,13 +41,14 @@ public:
     scoped_temp_dir& operator=(scoped_temp_dir&& other) noexcept;
 
     [[nodiscard]] const std::filesystem::path& path() const { return m_path; }
-    void keep() { m_keep = true; }
+    void keep();
 
 private:
     void remove_now() noexcept;
 
     std::filesystem::path m_path;
     bool m_keep = false;
+    int m_claim = -1;  // the lock on "<path>.owner"
 };
 
 }  // namespace kloop::platform

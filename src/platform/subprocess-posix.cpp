@@ -1,10 +1,12 @@
-// kloop platform: posix_command_runner — posix_spawn, process groups, capture, timeouts.
+// kloop platform: posix_command_runner — fork/exec, process groups, capture, timeouts.
 //
 // Shape of do_run (after ninja's src/subprocess-posix.cc, plus what ninja lacks: a timeout that
-// kills the whole process group, and a capped capture):
-//   1. prepare stdout/stderr (pipes, read ends non-blocking, or files), /dev/null for stdin;
-//   2. posix_spawn(p) with POSIX_SPAWN_SETPGROUP (pgid = child pid), an empty signal mask and
-//      default dispositions for the signals a parent commonly ignores or catches;
+// kills the whole process group, a capped capture, and children that die with kloop):
+//   1. prepare stdout/stderr as pipes (read ends non-blocking); a stream bound for a file is
+//      relayed by kloop into that file, up to its cap; /dev/null for stdin;
+//   2. launch the child (detail/child_launch.hpp): PR_SET_PDEATHSIG, its own process group, an
+//      empty signal mask and default dispositions for the signals a parent commonly ignores or
+//      catches;
 //   3. one poll loop over the pipes (and a pidfd when the kernel has one) in slices short
 //      enough to notice the deadline and the interrupt flag;
 //   4. on deadline or interrupt: SIGTERM to the group, SIGKILL after kill_grace_s;
@@ -12,14 +14,15 @@
 //      open after a short grace are killed, so a backgrounded grandchild cannot hang kloop.
 #include "platform/subprocess.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -29,6 +32,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "platform/detail/child_launch.hpp"
 #include "platform/detail/posix_spawn.hpp"
 #include "platform/detail/unique_fd.hpp"
 
@@ -36,8 +40,6 @@ namespace kloop::platform {
 
 using detail::child_environment;
 using detail::errno_message;
-using detail::spawn_actions;
-using detail::spawn_attr;
 using detail::unique_fd;
 
 // ---------------------------------------------------------------------------------------------
@@ -157,23 +159,31 @@ std::string search_path(const std::string& argv0, std::string_view path_value) {
     return {};
 }
 
-// One output stream of the child: a pipe we read, or a file it writes.
+// One output stream of the child: a pipe we read, captured into `text` or relayed into a file.
 struct output_channel {
-    unique_fd read_end;   // ours (non-blocking), when captured
-    unique_fd child_end;  // dup2'ed onto 1 or 2 in the child, closed in the parent after spawn
+    unique_fd read_end;   // ours (non-blocking)
+    unique_fd child_end;  // the child's stdout or stderr; closed in the parent after the launch
     std::string* text = nullptr;
     bool* truncated = nullptr;
+    // Relayed into a file: at most file_cap bytes written; the last file_tail_bytes kept in *tail.
+    unique_fd file;
+    std::filesystem::path file_path;
+    std::size_t file_cap = 0;
+    std::size_t file_written = 0;
+    std::size_t dropped = 0;
+    std::string* tail = nullptr;
 };
 
-// Opens the file or the pipe for one stream; returns an error sentence or "".
-std::string prepare_channel(const std::filesystem::path& file, output_channel& ch) {
+// Opens the pipe (and the file it is relayed into) for one stream; returns an error sentence or "".
+std::string prepare_channel(const std::filesystem::path& file, std::size_t file_cap, output_channel& ch) {
     if (!file.empty()) {
         std::error_code ec;
         if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
         int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) return fmt::format("cannot open output file '{}': {}", file.string(), errno_message(errno));
-        ch.child_end.reset(fd);
-        return {};
+        ch.file.reset(fd);
+        ch.file_path = file;
+        ch.file_cap = file_cap;
     }
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return fmt::format("cannot create a pipe: {}", errno_message(errno));
@@ -184,12 +194,37 @@ std::string prepare_channel(const std::filesystem::path& file, output_channel& c
     return {};
 }
 
+void write_all(int fd, const char* p, std::size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;  // a full disk: what could not be written is lost, the child is not
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+void relay(output_channel& ch, const char* buf, std::size_t n) {
+    const std::size_t room = ch.file_written < ch.file_cap ? ch.file_cap - ch.file_written : 0;
+    const std::size_t take = std::min(room, n);
+    write_all(ch.file.get(), buf, take);
+    ch.file_written += take;
+    ch.dropped += n - take;
+    if (take < n) *ch.truncated = true;
+    ch.tail->append(buf, n);
+    if (ch.tail->size() > 2 * file_tail_bytes) ch.tail->erase(0, ch.tail->size() - file_tail_bytes);
+}
+
 // Reads what is available; closes the read end at EOF or on error.
 void drain_channel(output_channel& ch, std::size_t cap) {
     char buf[65536];
     for (;;) {
         ssize_t n = ::read(ch.read_end.get(), buf, sizeof buf);
         if (n > 0) {
+            if (ch.file.is_open()) {
+                relay(ch, buf, static_cast<std::size_t>(n));
+                continue;
+            }
             std::size_t room = ch.text->size() < cap ? cap - ch.text->size() : 0;
             std::size_t take = std::min<std::size_t>(room, static_cast<std::size_t>(n));
             ch.text->append(buf, take);
@@ -201,6 +236,18 @@ void drain_channel(output_channel& ch, std::size_t cap) {
         ch.read_end.reset();  // EOF or a read error
         return;
     }
+}
+
+// A relayed stream's file gets a last line saying what was dropped; the tail keeps its last bytes.
+void finish_channel(output_channel& ch) {
+    if (!ch.file.is_open()) return;
+    if (ch.dropped > 0) {
+        const auto note = fmt::format("\n[kloop: {} more bytes were dropped: this log keeps the first {}]\n", ch.dropped,
+                                      ch.file_cap);
+        write_all(ch.file.get(), note.data(), note.size());
+    }
+    if (ch.tail->size() > file_tail_bytes) ch.tail->erase(0, ch.tail->size() - file_tail_bytes);
+    ch.file.reset();
 }
 
 unique_fd open_pidfd(pid_t pid) {
@@ -238,7 +285,7 @@ process_result posix_command_runner::do_run(const process_request& r) {
             return fail_to_start(fmt::format("working directory '{}': not a directory", r.cwd.string()));
     }
 
-    // Which program: posix_spawnp searches kloop's PATH, so an overridden PATH is searched here.
+    // Which program: an overriding PATH is searched here, else kloop's own (below).
     std::string program = argv0;
     bool search = argv0.find('/') == std::string::npos;
     for (const auto& [name, value] : r.env_overrides) {
@@ -254,35 +301,39 @@ process_result posix_command_runner::do_run(const process_request& r) {
     chans[0].truncated = &res.stdout_truncated;
     chans[1].text = &res.stderr_text;
     chans[1].truncated = &res.stderr_truncated;
-    if (auto e = prepare_channel(r.stdout_file, chans[0]); !e.empty()) return fail_to_start(e);
-    if (auto e = prepare_channel(r.stderr_file, chans[1]); !e.empty()) return fail_to_start(e);
+    chans[0].tail = &res.stdout_tail;
+    chans[1].tail = &res.stderr_tail;
+    if (auto e = prepare_channel(r.stdout_file, r.max_file_bytes, chans[0]); !e.empty()) return fail_to_start(e);
+    if (auto e = prepare_channel(r.stderr_file, r.max_file_bytes, chans[1]); !e.empty()) return fail_to_start(e);
 
-    spawn_actions actions;
-    posix_spawn_file_actions_addopen(&actions.a, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions.a, chans[0].child_end.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions.a, chans[1].child_end.get(), STDERR_FILENO);
-    if (!r.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions.a, r.cwd.c_str());
-#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 34)
-    // Also close descriptors someone else leaked into kloop without close-on-exec (a parent
-    // shell, a CI harness): the child starts with exactly 0, 1 and 2. Costs nothing in glibc
-    // terms: anything linked against glibc >= 2.34 already requires that version.
-    posix_spawn_file_actions_addclosefrom_np(&actions.a, STDERR_FILENO + 1);
-#endif
-
-    spawn_attr attr;
+    if (search) {
+        // As execvp would: kloop's own PATH.
+        const char* path = std::getenv("PATH");
+        program = search_path(argv0, path != nullptr ? std::string_view(path) : std::string_view("/usr/bin:/bin"));
+        if (program.empty()) return fail_to_start(errno_message(ENOENT));
+    }
 
     std::vector<std::string> argv_strings = r.argv;
     std::vector<char*> argv = detail::c_string_array(argv_strings);
     std::vector<std::string> env_strings = child_environment(r.env_overrides);
     std::vector<char*> envp = detail::c_string_array(env_strings);
+    const std::string cwd = r.cwd.string();
+
+    detail::child_setup setup;
+    setup.program = program.c_str();
+    setup.argv = argv.data();
+    setup.envp = envp.data();
+    setup.stdout_fd = chans[0].child_end.get();
+    setup.stderr_fd = chans[1].child_end.get();
+    setup.cwd = r.cwd.empty() ? nullptr : cwd.c_str();
+    setup.die_with_parent = true;
 
     const auto t0 = clock_type::now();
-    pid_t pid = -1;
-    int rc = search ? ::posix_spawnp(&pid, program.c_str(), &actions.a, &attr.a, argv.data(), envp.data())
-                    : ::posix_spawn(&pid, program.c_str(), &actions.a, &attr.a, argv.data(), envp.data());
+    const auto launched = detail::launch_child(setup);
     chans[0].child_end.reset();
     chans[1].child_end.reset();
-    if (rc != 0) return fail_to_start(errno_message(rc));
+    if (launched.pid <= 0) return fail_to_start(errno_message(launched.error));
+    const pid_t pid = launched.pid;
     res.started = true;
 
     unique_fd pidfd = open_pidfd(pid);
@@ -292,8 +343,9 @@ process_result posix_command_runner::do_run(const process_request& r) {
     auto reaped_at = t0;
     bool term_sent = false, kill_sent = false, stragglers_killed = false;
     auto term_sent_at = t0;
-    const auto deadline = t0 + std::chrono::duration_cast<clock_type::duration>(
-                                   std::chrono::duration<double>(r.timeout_s > 0 ? r.timeout_s : 0));
+    // Held to max_timeout_s: a longer one would overflow the clock and expire at once.
+    const double timeout_s = std::min(r.timeout_s > 0 ? r.timeout_s : 0.0, max_timeout_s);
+    const auto deadline = t0 + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(timeout_s));
     // Stragglers: members of the group that outlive the leader and keep our pipes open.
     constexpr double straggler_grace_s = 0.2;
     constexpr double give_up_after_kill_s = 1.0;
@@ -392,6 +444,8 @@ process_result posix_command_runner::do_run(const process_request& r) {
         }
     }
 
+    finish_channel(chans[0]);
+    finish_channel(chans[1]);
     res.wall_s = seconds_between(t0, reaped_at);
     if (!status_known) {
         res.exit_code = -1;

@@ -9,10 +9,11 @@
 // callers hold a command_runner_base&, production passes a posix_command_runner, tests pass a
 // fake or a counting decorator. Subclasses override do_run(); callers use run().
 //
-// posix_command_runner spawns with posix_spawn(p): the child leads its own process group,
-// reads stdin from /dev/null, writes stdout/stderr into pipes (captured up to a cap, the rest
-// drained and dropped) or into files, and inherits no other descriptor (ours are all
-// close-on-exec, and descriptors >= 3 that kloop itself inherited are closed in the child).
+// posix_command_runner forks and execs (platform/detail/child_launch.hpp): the child dies with
+// the kloop thread that started it (PR_SET_PDEATHSIG), leads its own process group, reads
+// stdin from /dev/null, writes stdout/stderr into pipes kloop reads — captured up to a cap, or
+// relayed into a file up to a cap — the rest drained and dropped, and inherits no other
+// descriptor. Neither kloop's memory nor the disk grows with what a child prints.
 // On timeout or interruption the whole group gets SIGTERM, then SIGKILL after a grace period,
 // so grandchildren (nvcc's cicc, ncu's target) die too.
 #pragma once
@@ -31,12 +32,16 @@ struct process_request {
     // Set (or replace) these variables in the child's environment; the rest is inherited.
     // When PATH is overridden, argv[0] is looked up on the overriding PATH.
     std::vector<std::pair<std::string, std::string>> env_overrides;
-    double timeout_s = 0;  // 0 = none
+    double timeout_s = 0;  // 0 = none; longer than max_timeout_s counts as max_timeout_s
     std::size_t max_capture_bytes = 1 << 20;  // per captured stream; the excess is read and dropped
     // When non-empty, that stream goes to the file (created with parent directories, truncated)
-    // instead of being captured.
+    // instead of being captured: kloop relays it and writes at most max_file_bytes of it (the
+    // excess is read and dropped, and a last line says how much was dropped). Its last
+    // file_tail_bytes are also kept in process_result::stdout_tail / stderr_tail, so nobody
+    // needs to read the file back to show the end of it.
     std::filesystem::path stdout_file;
     std::filesystem::path stderr_file;
+    std::size_t max_file_bytes = static_cast<std::size_t>(-1);
     // After a timeout or interruption: seconds between SIGTERM and SIGKILL to the group.
     double kill_grace_s = 2.0;
 };
@@ -52,8 +57,10 @@ struct process_result {
     double wall_s = 0;         // from spawn to reaping the child
     std::string stdout_text, stderr_text;
     // Additions beyond the brief:
-    bool stdout_truncated = false;  // more than max_capture_bytes arrived; the excess was dropped
+    bool stdout_truncated = false;  // more than max_capture_bytes (or max_file_bytes) arrived; the excess was dropped
     bool stderr_truncated = false;
+    // The last file_tail_bytes of a stream relayed into a file (empty for a captured stream).
+    std::string stdout_tail, stderr_tail;
     double timeout_s = 0;  // the request's timeout, for describe()
 
     // started, exited 0, and neither timed out nor interrupted.
@@ -62,6 +69,12 @@ struct process_result {
     // "interrupted" | "could not start 'x': No such file or directory"
     [[nodiscard]] std::string describe() const;
 };
+
+// What a relayed stream keeps in memory: its last 64 KiB.
+inline constexpr std::size_t file_tail_bytes = 64 << 10;
+// The longest timeout a request can ask for (a year): beyond it the deadline would not fit the
+// clock's range, so a longer request is held to this one.
+inline constexpr double max_timeout_s = 365.0 * 24 * 3600;
 
 // The seam: production code runs commands through a command_runner_base&.
 class command_runner_base {

@@ -113,6 +113,12 @@ fs::path absolute_path(const fs::path& p) {
     return ec ? abs.lexically_normal() : canon;
 }
 
+// Whether `path` lies inside `dir` (or is it); both already absolute with links resolved.
+bool lies_within(const fs::path& path, const fs::path& dir) {
+    const fs::path rel = path.lexically_relative(dir);
+    return !rel.empty() && *rel.begin() != ".." && !rel.is_absolute();
+}
+
 class loader {
 public:
     loader(std::string file, fs::path op_dir, fs::path spec_file)
@@ -238,8 +244,10 @@ private:
     }
 
     // A path relative to the op directory that must name an existing regular file or folder.
+    // `inside_op_dir`: the file must resolve (links followed) inside the op directory — the
+    // reference and the frozen files, which the contract guards.
     fs::path read_relative_path(const std::string& text, int line, const std::string& field,
-                                bool want_directory) const {
+                                bool want_directory, bool inside_op_dir = false) const {
         if (text.empty()) fail(line, field, "must not be empty");
         const fs::path rel(text);
         if (rel.is_absolute())
@@ -253,6 +261,9 @@ private:
             fail(line, field, "'" + text + "' is not a directory");
         if (!want_directory && !fs::is_regular_file(st))
             fail(line, field, "'" + text + "' is not a regular file");
+        if (inside_op_dir && !lies_within(abs, m_op_dir))
+            fail(line, field, "'" + text + "' resolves to '" + abs.string() + "', outside the op directory '" +
+                                  m_op_dir.string() + "' (links followed): the reference and frozen files must lie inside it");
         return abs;
     }
 
@@ -311,7 +322,7 @@ private:
         reject_blackbox_tables(root);
 
         const std::string ref = require_string(op, "op", "reference");
-        m_spec.reference = read_relative_path(ref, line_of(*find(op, "reference")), "op.reference", false);
+        m_spec.reference = read_relative_path(ref, line_of(*find(op, "reference")), "op.reference", false, true);
 
         // op.toml and the reference are always frozen; listed files follow, without repeats.
         m_spec.frozen = {m_spec_file};
@@ -320,7 +331,7 @@ private:
             const auto files = read_string_list(*fr, "op.frozen");
             for (std::size_t i = 0; i < files.size(); ++i) {
                 const fs::path p = read_relative_path(files[i].first, files[i].second,
-                                                      index("op.frozen", i), false);
+                                                      index("op.frozen", i), false, true);
                 if (std::find(m_spec.frozen.begin(), m_spec.frozen.end(), p) == m_spec.frozen.end())
                     m_spec.frozen.push_back(p);
             }
@@ -377,6 +388,9 @@ private:
         if (!norm.empty() && *norm.begin() == "..")
             fail(line, field, "'" + text + "' leaves the repository root '" + root.string() + "'");
         const fs::path abs = absolute_path(root / norm);
+        if (!lies_within(abs, absolute_path(root)))
+            fail(line, field, "'" + text + "' resolves to '" + abs.string() + "', outside the repository root '" +
+                                  root.string() + "' (links followed)");
         if (kind == '?') return norm;
         std::error_code ec;
         const fs::file_status st = fs::status(abs, ec);
@@ -551,7 +565,10 @@ private:
         }
         if (const toml::node* to = find(t, "timeout")) {
             const double v = read_number(*to, join(where, "timeout"));
-            if (!(v > 0)) fail(line_of(*to), join(where, "timeout"), "must be a positive number of seconds, got " + format_number(v));
+            // At most 1e6 s, as every time option of the command line: a longer deadline overflows.
+            if (!(v > 0) || v > 1e6)
+                fail(line_of(*to), join(where, "timeout"),
+                     "must be a positive number of seconds, at most 1000000, got " + format_number(v));
             c.timeout_s = v;
         }
         return c;

@@ -1,6 +1,7 @@
 // kloop platform (detail): what every posix_spawn of kloop's sets up — the attribute objects as
 // RAII, the child's environment (ours with overrides), and the spawn attributes (own process
-// group, empty signal mask, default dispositions). Shared by the command runner and background
+// group, empty signal mask, default dispositions). The environment helpers are shared with the
+// command runner (which forks itself: detail/child_launch.hpp); the attributes serve background
 // processes. Not part of the public platform API.
 #pragma once
 

@@ -165,6 +165,12 @@ TEST_F(BlackboxSpecTest, Errors) {
     expect_error(edit("[gate]\n", ""), "repo.command", 9, "unknown field 'command'");  // the keys land in [repo]
 }
 
+TEST_F(BlackboxSpecTest, FrozenFilesStayInsideTheRootThroughLinks) {
+    fs::create_symlink("/etc/passwd", m_root / "tests" / "passwd_link.py");
+    expect_error(edit("frozen = [\"tests/test_op.py\", \"ops/naive.py\"]", "frozen = [\"tests/passwd_link.py\"]"),
+                 "op.frozen[0]", 4, "outside the repository root");
+}
+
 TEST_F(BlackboxSpecTest, MissingTablesAreNamed) {
     std::string no_bench = base_spec;
     no_bench = no_bench.substr(0, no_bench.find("[bench]"));

@@ -1,6 +1,8 @@
 // Unit under test: loop/workspace — versioned records, iteration listing, staging cleanup, lock.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "core/error.hpp"
@@ -61,6 +63,19 @@ TEST(WorkspaceTest, OneWriterAtATime) {
     }
     workspace_lock again(ws);
     EXPECT_TRUE(again.is_held());
+}
+
+TEST(WorkspaceTest, ARefusedWriterIsToldTheHoldersPid) {
+    platform::scoped_temp_dir d("kloop-ws");
+    workspace ws(d.path());
+    workspace_lock held(ws);
+    try {
+        workspace_lock second(ws);
+        ADD_FAILURE() << "a second writer took the lock";
+    } catch (const usage_error& e) {
+        EXPECT_NE(std::string(e.what()).find("(pid " + std::to_string(::getpid()) + ")"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(ws.root().string()), std::string::npos) << e.what();
+    }
 }
 
 TEST(WorkspaceTest, FindsTheSingleWorkspace) {

@@ -6,8 +6,10 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -235,4 +237,69 @@ TEST(SubprocessTest, InterruptKillsTheChild) {
     EXPECT_TRUE(r2.interrupted);
     kp::clear_interrupt_request();
     EXPECT_TRUE(run({"true"}).succeeded());
+}
+
+TEST(SubprocessTest, ChildDiesWithTheProcessThatStartedIt) {
+    // A helper process runs a command through the runner and is SIGKILLed: the command must not
+    // outlive it (PR_SET_PDEATHSIG), although it would sleep for a minute.
+    kp::scoped_temp_dir dir("kloop-subprocess-test");
+    const auto pid_file = dir.path() / "pid";
+    const pid_t helper = ::fork();
+    ASSERT_GE(helper, 0);
+    if (helper == 0) {
+        kp::posix_command_runner runner;
+        kp::process_request req;
+        req.argv = {"sh", "-c", "echo $$ > '" + pid_file.string() + ".tmp' && mv '" + pid_file.string() + ".tmp' '" +
+                                    pid_file.string() + "' && exec sleep 60"};
+        (void)runner.run(req);
+        ::_exit(0);
+    }
+    pid_t child = 0;
+    for (int i = 0; i < 3000 && child == 0; ++i) {  // up to 30 s on a busy machine
+        if (std::filesystem::exists(pid_file)) child = std::stoi(kp::read_file(pid_file));
+        else std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_GT(child, 0) << "the command never started";
+    ASSERT_FALSE(process_is_dead(child));
+    ::kill(helper, SIGKILL);
+    int status = 0;
+    ::waitpid(helper, &status, 0);
+    bool dead = false;
+    for (int i = 0; i < 2000 && !dead; ++i) {  // up to 20 s
+        dead = process_is_dead(child);
+        if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(dead) << "pid " << child << " outlived the process that started it";
+    if (!dead) ::kill(child, SIGKILL);
+}
+
+TEST(SubprocessTest, RelayedFilesAreCappedKeepTheirTailAndStayApart) {
+    kp::scoped_temp_dir dir("kloop-subprocess-test");
+    kp::posix_command_runner runner;
+    kp::process_request req;
+    // 8 MB on stdout, then a last line; a short line on stderr.
+    req.argv = {"sh", "-c", "echo to-stderr >&2; head -c 8000000 /dev/zero | tr '\\0' x; echo; echo LAST-LINE"};
+    req.stdout_file = dir.path() / "out.log";
+    req.stderr_file = dir.path() / "err.log";
+    req.max_file_bytes = 100000;
+    auto r = runner.run(req);
+    ASSERT_TRUE(r.succeeded()) << r.describe();
+    const auto out = kp::read_file(req.stdout_file);
+    EXPECT_LE(out.size(), 100000u + 200u);
+    EXPECT_EQ(out.substr(0, 5), "xxxxx");
+    EXPECT_NE(out.find("more bytes were dropped"), std::string::npos);
+    EXPECT_TRUE(r.stdout_truncated);
+    EXPECT_LE(r.stdout_tail.size(), kp::file_tail_bytes);
+    EXPECT_TRUE(r.stdout_tail.ends_with("LAST-LINE\n")) << r.stdout_tail.substr(r.stdout_tail.size() - 20);
+    EXPECT_EQ(kp::read_file(req.stderr_file), "to-stderr\n");
+    EXPECT_EQ(r.stderr_tail, "to-stderr\n");
+    EXPECT_FALSE(r.stderr_truncated);
+}
+
+TEST(SubprocessTest, AnEnormousTimeoutIsNoTimeoutAtAll) {
+    // 1e10 s does not fit the clock as nanoseconds: it must not expire at once.
+    auto r = run({"sh", "-c", "sleep 0.2; echo done"}, 1e10);
+    EXPECT_TRUE(r.succeeded()) << r.describe();
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.stdout_text, "done\n");
 }

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -276,6 +277,28 @@ TEST_P(MalformedSpecTest, ReportsFieldLineAndReason) {
     }
 }
 
+TEST_F(SpecLoaderTest, FrozenFilesAndTheReferenceAreResolvedThroughLinks) {
+    // A link inside the op directory to a file outside it is the file outside it.
+    fs::create_symlink("/etc/passwd", dir() / "passwd_link");
+    for (const auto& [line, text, field] :
+         {std::tuple{5, std::string(R"~(frozen = ["passwd_link"])~"), std::string("op.frozen[0]")},
+          std::tuple{4, std::string(R"~(reference = "passwd_link")~"), std::string("op.reference")}}) {
+        try {
+            (void)load(make_spec({{line, text}}));
+            ADD_FAILURE() << text << ": accepted";
+        } catch (const spec_error& e) {
+            EXPECT_EQ(e.get_field(), field) << e.what();
+            EXPECT_EQ(e.get_line(), line) << e.what();
+            EXPECT_NE(std::string(e.what()).find("outside the op directory"), std::string::npos) << e.what();
+            EXPECT_EQ(e.get_code(), kloop::exit_code::usage_error);
+        }
+    }
+    // A link that stays inside is the file it names.
+    fs::create_symlink(dir() / "extra.h", dir() / "extra_link.h");
+    const op_spec s = load(make_spec({{5, R"~(frozen = ["extra_link.h"])~"}}));
+    EXPECT_EQ(s.frozen.back(), dir() / "extra.h");
+}
+
 // clang-format off
 const bad_spec bad_specs[] = {
     {"unknown field with suggestion",
@@ -386,6 +409,12 @@ const bad_spec bad_specs[] = {
     {"missing frozen file",
      {{5, R"~(frozen = ["extra.h", "gone.h"])~"}}, "",
      "op.frozen[1]", 5, "'gone.h' does not exist"},
+    {"frozen file outside the op directory",
+     {{5, R"~(frozen = ["extra.h", "../../../../../../../../etc/passwd"])~"}}, "",
+     "op.frozen[1]", 5, "outside the op directory"},
+    {"reference outside the op directory",
+     {{4, R"~(reference = "../../../../../../../../etc/passwd")~"}}, "",
+     "op.reference", 4, "outside the op directory"},
     {"missing op name",
      {{2, "# no name"}}, "",
      "op.name", 1, "missing required field 'name'"},

@@ -1,0 +1,50 @@
+// kloop cli: option value checks (see option_checks.hpp).
+#include "cli/option_checks.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace kloop::cli {
+
+CLI::Validator seconds_option(bool allow_zero) {
+    const std::string range = fmt::format("{}0 - {:.0f}]", allow_zero ? "[" : "(", max_option_seconds);
+    return CLI::Validator(
+        [allow_zero, range](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            const bool parsed = !text.empty() && end == text.c_str() + text.size();
+            if (!parsed || !std::isfinite(v) || v > max_option_seconds || v < 0 || (v == 0 && !allow_zero))
+                return fmt::format("'{}' is not a number of seconds in {}", text, range);
+            return {};
+        },
+        "FLOAT in " + range);
+}
+
+namespace {
+std::string seed_problem(const std::string& text) {
+    std::uint64_t value = 0;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    const auto [end, ec] = std::from_chars(first, last, value, 10);
+    const bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits_only || ec != std::errc() || end != last)
+        return fmt::format("'{}' is not a seed: a decimal integer from 0 to {}", text, UINT64_MAX);
+    return {};
+}
+}  // namespace
+
+std::uint64_t parse_seed(const std::string& text, const std::string& option) {
+    if (auto problem = seed_problem(text); !problem.empty()) throw CLI::ValidationError(option, problem);
+    std::uint64_t value = 0;
+    std::from_chars(text.data(), text.data() + text.size(), value, 10);
+    return value;
+}
+
+CLI::Validator seed_option() {
+    return CLI::Validator([](std::string& text) { return seed_problem(text); }, "");
+}
+
+}  // namespace kloop::cli

@@ -1,0 +1,85 @@
+// kloop loop: marks of evaluations in progress (see evaluation_marker.hpp).
+#include "loop/evaluation_marker.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "loop/iteration_summary.hpp"
+#include "platform/file_io.hpp"
+#include "platform/sha256.hpp"
+
+namespace kloop::loop {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+evaluation_marker::evaluation_marker(fs::path staging, const iteration_record& r)
+    : m_file(std::move(staging) / evaluation_marker_name) {
+    const json mark = {{"pid", static_cast<long>(::getpid())}, {"started_at", utc_now()}, {"iteration", to_json(r)}};
+    platform::write_file_atomic(m_file, mark.dump(2) + "\n");
+}
+
+evaluation_marker::~evaluation_marker() {
+    std::error_code ec;
+    fs::remove(m_file, ec);
+}
+
+namespace {
+
+// The iteration a mark describes, rejected for the death of its kloop; false when the mark does
+// not fit this workspace (malformed, another number, a missing or changed candidate copy).
+bool abandoned_iteration(const fs::path& staging, int next_number, iteration_record& r) {
+    json mark;
+    try {
+        mark = json::parse(platform::read_file(staging / evaluation_marker_name));
+        r = iteration_record_from_json(mark.at("iteration"));
+    } catch (const std::exception&) {
+        return false;
+    }
+    const fs::path copy = staging / r.candidate_file;
+    if (r.number != next_number || r.candidate_file.empty() || !fs::is_regular_file(copy) ||
+        platform::sha256_file(copy) != r.candidate_sha256)
+        return false;
+    r.status = iteration_status::rejected;
+    r.rejection = rejection_kind::crash;
+    r.reason = fmt::format("kloop (pid {}) died while evaluating it (started {}); recorded as rejected by the next command",
+                           mark.value("pid", 0L), mark.value("started_at", std::string("?")));
+    r.gate_pass = false;
+    r.bench_ok = false;
+    r.bench.clear();
+    r.ab.clear();
+    r.overall.reset();
+    r.git.committed = false;
+    r.git.note = "not committed: kloop died while evaluating it";
+    r.recorded_at = utc_now();
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const std::string& op, int next_number,
+                                                      const record_origin& origin) {
+    std::vector<std::string> notes;
+    std::vector<fs::path> marked;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(ws.root(), ec))
+        if (entry.path().filename().string().rfind(".staging-", 0) == 0 &&
+            fs::exists(entry.path() / evaluation_marker_name))
+            marked.push_back(entry.path());
+    for (const auto& staging : marked) {
+        iteration_record r;
+        if (!abandoned_iteration(staging, next_number, r)) continue;
+        const json body = {{"iteration", to_json(r)}, {"evaluation", nullptr}, {"ab", nullptr}};
+        write_record(staging / "benchmark_result.json", "kloop.iteration", body, origin);
+        platform::write_file_atomic(staging / "iteration_summary.md", iteration_summary_md(r, op));
+        fs::remove(staging / evaluation_marker_name);
+        fs::rename(staging, ws.iteration_dir(r.number));
+        notes.push_back(fmt::format("{}: {}", version_label(r.number), r.reason));
+        ++next_number;
+    }
+    return notes;
+}
+
+}  // namespace kloop::loop

@@ -1,0 +1,104 @@
+// Unit under test: loop/evaluation_marker — an evaluation whose kloop died is recorded as a
+// rejection of its candidate by the next command; a finished one leaves no mark; a mark that does
+// not fit the workspace is not turned into an iteration.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "loop/evaluation_marker.hpp"
+#include "loop/iteration_record.hpp"
+#include "loop/workspace.hpp"
+#include "platform/file_io.hpp"
+#include "platform/sha256.hpp"
+
+using namespace kloop;
+using namespace kloop::loop;
+namespace fs = std::filesystem;
+
+namespace {
+
+class EvaluationMarkerTest : public ::testing::Test {
+protected:
+    platform::scoped_temp_dir m_dir{"kloop-marker-test"};
+    workspace m_ws{m_dir.path()};
+    fs::path m_staging;
+    iteration_record m_record;
+
+    void SetUp() override {
+        fs::create_directories(m_ws.iteration_dir(0));  // v0 exists; the marked iteration is v1
+        m_staging = m_ws.make_staging_dir("v1");
+        platform::write_file_atomic(m_staging / "kernel.cpp", "int candidate;\n");
+        platform::write_file_atomic(m_staging / "optimization_proposal.md", "Direction: d\n");
+        m_record.number = 1;
+        m_record.status = iteration_status::negative;
+        m_record.candidate_source = "/src/kernel.cpp";
+        m_record.candidate_file = "kernel.cpp";
+        m_record.candidate_sha256 = platform::sha256_file(m_staging / "kernel.cpp");
+        m_record.direction = "unroll";
+        m_record.tags = {"unroll"};
+        m_record.fingerprint = "fp";
+        m_record.vs_best = 0;
+    }
+
+    // The mark as a kloop that dies during the evaluation leaves it: written, never removed.
+    void mark_and_die() {
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            evaluation_marker mark(m_staging, m_record);
+            ::_exit(0);  // no destructor runs, as after a SIGKILL
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        ASSERT_TRUE(fs::exists(m_staging / evaluation_marker_name));
+    }
+};
+
+}  // namespace
+
+TEST_F(EvaluationMarkerTest, AFinishedEvaluationLeavesNoMark) {
+    { evaluation_marker mark(m_staging, m_record); EXPECT_TRUE(fs::exists(m_staging / evaluation_marker_name)); }
+    EXPECT_FALSE(fs::exists(m_staging / evaluation_marker_name));
+    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 1, {}).empty());
+    EXPECT_FALSE(fs::exists(m_ws.iteration_dir(1)));
+}
+
+TEST_F(EvaluationMarkerTest, TheCandidateOfADeadKloopIsRecordedAsRejected) {
+    mark_and_die();
+    const auto notes = record_abandoned_evaluations(m_ws, "toy", 1, {});
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("v1: kloop (pid"), std::string::npos) << notes[0];
+    const fs::path dir = m_ws.iteration_dir(1);
+    ASSERT_TRUE(fs::exists(dir / "benchmark_result.json"));
+    EXPECT_TRUE(fs::exists(dir / "iteration_summary.md"));
+    EXPECT_TRUE(fs::exists(dir / "kernel.cpp"));
+    EXPECT_TRUE(fs::exists(dir / "optimization_proposal.md"));
+    EXPECT_FALSE(fs::exists(dir / evaluation_marker_name));
+    EXPECT_FALSE(fs::exists(m_staging));
+    const auto j = read_record(dir / "benchmark_result.json", "kloop.iteration");
+    const auto r = iteration_record_from_json(j.at("iteration"));
+    EXPECT_EQ(r.number, 1);
+    EXPECT_EQ(r.status, iteration_status::rejected);
+    EXPECT_EQ(r.rejection, rejection_kind::crash);
+    EXPECT_NE(r.reason.find("died while evaluating it"), std::string::npos) << r.reason;
+    EXPECT_EQ(r.candidate_sha256, m_record.candidate_sha256);
+    EXPECT_EQ(r.fingerprint, "fp");
+    EXPECT_FALSE(r.git.committed);
+    // Recorded once: the next command finds nothing left to record.
+    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 2, {}).empty());
+}
+
+TEST_F(EvaluationMarkerTest, AMarkThatDoesNotFitIsNotRecorded) {
+    mark_and_die();
+    // Another iteration number: the workspace moved on since (v1 exists already).
+    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 2, {}).empty());
+    EXPECT_FALSE(fs::exists(m_ws.iteration_dir(2)));
+    // The staged copy is not the candidate the mark names.
+    platform::write_file_atomic(m_staging / "kernel.cpp", "int another;\n");
+    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 1, {}).empty());
+    EXPECT_FALSE(fs::exists(m_ws.iteration_dir(1)));
+}
