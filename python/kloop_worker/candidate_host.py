@@ -8,6 +8,8 @@ receives the job, the events file or a seed; it gets, over its socket (host_link
   backend, timer and numeric flags — its own CUDA context on a GPU;
 * ``time`` of call -1 (kloop's null entry) and ``flush``: the timer calibration, before any
   candidate code is imported; ``describe``: its timer's device facts;
+* ``confine``: the checker's policy, applied to itself before any candidate code is imported
+  (confinement.py: seccomp, Landlock, no_new_privs);
 * ``load``: the library manifest and the call plans stripped to what binding needs (entry names,
   dims, params, the tensors' names, dtypes and shapes); it imports the snapshot and binds each
   call (candidate.bind_candidate);
@@ -179,6 +181,17 @@ class CandidateHost:
     def op_flush(self, req, fds):
         self.timer.flush_caches(int(req.get("bytes", 0)))
         return {"ok": True}
+
+    def op_confine(self, req, fds):
+        """Locks this host down before any candidate code is imported (confinement.py). With
+        ``none`` (KLOOP_UNCONFINED=1, diagnostics) nothing is applied, and the reply says so."""
+        if req.get("none"):
+            return {"ok": True, "confined": False, "detail": "not confined: KLOOP_UNCONFINED=1 (diagnostics)"}
+        from .confinement import confine_self
+
+        report = confine_self(req.get("policy") or {})
+        report["ok"] = True
+        return report
 
     def op_load(self, req, fds):
         manifest = req["manifest"]

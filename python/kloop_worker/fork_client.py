@@ -97,6 +97,12 @@ def main(argv):
         sys.stderr.write("usage: fork_client.py SOCKET ARGV...\n")
         return 2
     path, worker_argv = argv[0], argv[1:]
+    try:  # not dumpable: what the worker's candidate starts cannot write into the relay
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    except (OSError, AttributeError, ImportError):
+        pass
     sock = None
     reply = None
     try:

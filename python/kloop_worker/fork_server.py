@@ -258,6 +258,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write("kloop fork server: no listening socket on fd %d: %s\n" % (args.listen_fd, e))
         return 2
     os.set_inheritable(listener.fileno(), False)
+    # Every worker is forked from here: a candidate must not be able to write into this process.
+    from .confinement import set_dumpable
+
+    set_dumpable(False)
     startup_env = dict(os.environ)
     t0 = time.perf_counter()
     report = preload([m for m in args.preload.split(",") if m])

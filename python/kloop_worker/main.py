@@ -128,6 +128,7 @@ def _main(argv: Optional[List[str]]) -> int:
         try:
             with open(args.job, "r", encoding="utf-8") as f:
                 job = parse_job(json.load(f))
+            job.path = args.job
         except (OSError, ValueError, JobError) as e:
             sys.stderr.write("kloop-worker: error: bad job '%s': %s\n" % (args.job, e))
             return 2
@@ -268,6 +269,17 @@ def _run_job(job, events, hosts, split: Optional[bool]) -> int:
             owned_hosts.close()
 
 
+def _manifest_or_nothing(path: str):
+    """A library's manifest for its host's confinement; one that cannot be read gives no source
+    trees to read (its load then fails with the reason)."""
+    from .candidate import LoadError, read_manifest
+
+    try:
+        return read_manifest(path)
+    except (OSError, ValueError, LoadError):
+        return {}
+
+
 def _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32: bool) -> int:
     from . import worker as worker_mod
 
@@ -290,6 +302,10 @@ def _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32: bool
                 h.setup(facts, allow_tf32)
                 h.calibrate()
             device = hosts[0].describe()
+            # Last, before the candidate is imported: each host locks itself down for its library.
+            hidden = [getattr(job, "path", ""), getattr(events, "path", "")]
+            for h, lib in zip(hosts.hosts, [job.candidate_lib, job.base_lib]):
+                h.confine(_manifest_or_nothing(lib), hidden)
         except (remote_side.HostDied, remote_side.HostRefused) as e:
             events.write(start)
             events.write({"event": "fatal", "message": "cannot use the device in the candidate host: %s" % e,

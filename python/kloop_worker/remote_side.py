@@ -46,8 +46,7 @@ CALIBRATION_CALLS = 48
 # candidates on a loaded 2-core host were 3–70 µs over the 100 µs allowance.
 TIMER_SLACK_S = 400e-6
 NULL_CALL = -1
-UNCONFINED_DETAIL = ("the Python candidate host is a separate process but not confined (no seccomp, no Landlock): "
-                     "it runs with the user's rights and can read the user's files")
+UNCONFINED_DETAIL = "the Python candidate host was not confined"
 
 
 class HostDied(Exception):
@@ -111,6 +110,7 @@ class CandidateHostLink:
         self.pending_drop: List[int] = []
         self.calibration: Dict[str, Any] = {}
         self.confinement = {"confined": False, "detail": UNCONFINED_DETAIL}
+        self.tmp_dir = ""  # the host's private temporary directory, once confined
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -159,6 +159,11 @@ class CandidateHostLink:
                 pass
             self._reap(0)
             self.pid = -1
+        if self.tmp_dir:
+            import shutil
+
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)
+            self.tmp_dir = ""
 
     def _reap(self, flags: int) -> Optional[int]:
         while True:
@@ -310,6 +315,35 @@ class CandidateHostLink:
         result = self.request({"op": "describe"}).get("result")
         return dict(result) if isinstance(result, dict) else {}
 
+    def confine(self, manifest: Dict[str, Any], hidden: List[str]) -> None:
+        """Has the host lock itself down for the library of ``manifest`` (confinement.py): it may
+        read the system's and the interpreter's trees and the library's source and snapshot, write
+        the library's own caches and a private temporary directory, and read nothing that holds
+        ``hidden`` (the job, the events file). KLOOP_UNCONFINED=1 asks for nothing (diagnostics).
+        The host's report becomes its ``confinement`` fact."""
+        from . import confinement
+
+        if os.environ.get("KLOOP_UNCONFINED") == "1":
+            reply = self.request({"op": "confine", "none": True})
+        else:
+            import tempfile
+
+            self.tmp_dir = tempfile.mkdtemp(prefix="kloop-host-")
+            write_dirs = [self.tmp_dir]
+            for key in ("triton_cache_dir", "inductor_cache_dir"):
+                d = manifest.get(key)
+                if d:
+                    os.makedirs(d, exist_ok=True)
+                    write_dirs.append(d)
+            readable, withheld = confinement.read_dirs_for(manifest, hidden)
+            policy = {"read_dirs": readable, "write_dirs": write_dirs, "device_paths": confinement.device_paths(),
+                      "tmp_dir": self.tmp_dir}
+            reply = self.request({"op": "confine", "policy": policy})
+            reply["withheld"] = withheld
+        self.confinement = {k: reply[k] for k in ("confined", "no_new_privs", "seccomp", "landlock_abi", "detail",
+                                                  "withheld") if k in reply}
+        self.confinement["confined"] = bool(self.confinement.get("confined", False))
+
     def load(self, manifest: Dict[str, Any], plans: List[CallPlan], modes: List[str]) -> None:
         self.request({"op": "load", "manifest": manifest, "calls": [stripped_plan(p) for p in plans], "modes": modes})
 
@@ -409,10 +443,12 @@ class HostSet:
             h._dropped_feed = feed_for(h)
 
     def isolation_facts(self) -> Dict[str, Any]:
+        confined = bool(self.hosts) and all(h.confinement.get("confined", False) for h in self.hosts)
+        details = sorted({str(h.confinement.get("detail", "")) for h in self.hosts} - {""})
         facts: Dict[str, Any] = {
             "process": "separate",
-            "confined": False,
-            "detail": UNCONFINED_DETAIL,
+            "confined": confined,
+            "detail": "; ".join(details) if details or not confined else "",
             "hosts": [{"pid": h.pid, "confinement": dict(h.confinement), "timer_calibration": dict(h.calibration)}
                       for h in self.hosts],
         }
@@ -432,15 +468,12 @@ def protect_checker() -> bool:
     /proc/<pid>/mem or /proc/<pid>/fd/* (the events file's descriptor). Not done when torch's
     allocator uses expandable segments, whose CUDA IPC opens the checker's descriptors with
     pidfd_getfd (a ptrace-mode access). Returns whether it was done."""
-    if "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").replace(" ", ""):
-        return False
-    try:
-        import ctypes
+    from .confinement import set_dumpable
 
-        pr_set_dumpable = 4
-        return ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0) == 0
-    except (OSError, AttributeError):
+    if "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").replace(" ", ""):
+        set_dumpable(True)  # a worker forked by the fork server starts not dumpable
         return False
+    return set_dumpable(False)
 
 
 def fork_hosts(n: int = 2) -> HostSet:

@@ -271,6 +271,8 @@ confinement_report confine_self(const confinement_policy& policy) {
     return r;
 }
 
+bool make_undumpable() { return ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0; }
+
 std::vector<std::filesystem::path> default_read_dirs() {
     std::vector<std::filesystem::path> dirs;
     for (const char* d : {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys",

@@ -58,6 +58,12 @@ struct confinement_support {
 // feature: the report says what holds.
 [[nodiscard]] confinement_report confine_self(const confinement_policy& policy);
 
+// Makes the calling process not dumpable (PR_SET_DUMPABLE 0): another process of the same user
+// — a candidate host where Landlock is missing, or anything it starts — can then neither ptrace
+// it nor open its /proc/<pid>/mem, fd/ or environ. kloop's orchestrator calls it first thing; an
+// exec resets it, so every program kloop starts decides for itself. Returns whether it held.
+bool make_undumpable();
+
 // The default read-only trees a native candidate needs (system libraries, /proc, /sys, /dev,
 // the CUDA toolkit), plus the given extra ones that exist.
 [[nodiscard]] std::vector<std::filesystem::path> default_read_dirs();
