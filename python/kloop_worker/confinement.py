@@ -8,14 +8,15 @@ will start:
 
 * no_new_privs;
 * a seccomp-bpf filter on every thread (TSYNC): no signal to any process but itself or its own
-  process group (which it leads: candidate_host.detach_from_checker), no setpgid (joining
-  another group would widen that), no ptrace, process_vm_readv/writev, pidfd_getfd,
+  process group (which it leads: candidate_host.detach_from_checker), no setpgid or setsid (so
+  everything it starts stays in its group, which the checker stops after every reply and kills
+  at the end; joining another group would widen the signals it may send), no ptrace, process_vm_readv/writev, pidfd_getfd,
   pidfd_send_signal or kcmp, no namespaces (unshare, setns, clone with a CLONE_NEW* flag; clone3,
   whose flags a filter cannot read, answers ENOSYS and glibc falls back to clone), no mount,
   bpf, io_uring, userfaultfd, keys or kernel modules, no new sockets (a Unix socket could reach
   kloop's fork server). Unlike the native host it may fork and exec: Triton runs ptxas and a C
   compiler when it compiles a kernel. A child inherits the filter. A violation kills the process
-  with SIGSYS; a refused socket or setpgid fails with EACCES / EPERM;
+  with SIGSYS; a refused socket, setpgid or setsid fails with EACCES / EPERM;
 * Landlock (when the kernel offers it): the file system is unreadable outside the policy's read
   trees (the interpreter's prefixes and import path, the candidate's source and snapshot, the
   system's libraries, /proc, /sys, /dev), read-only outside its write trees (its own Triton and
@@ -40,7 +41,7 @@ from typing import Any, Dict, Iterable, List, Tuple
 
 _SYS = {
     "kill": 62, "tgkill": 234, "tkill": 200, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
-    "setpgid": 109, "clone": 56, "clone3": 435, "socket": 41, "ptrace": 101,
+    "setpgid": 109, "setsid": 112, "clone": 56, "clone3": 435, "socket": 41, "ptrace": 101,
     "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438, "pidfd_send_signal": 424,
     "kcmp": 312, "setns": 308, "unshare": 272, "mount": 165, "umount2": 166, "pivot_root": 155,
     "chroot": 161, "bpf": 321, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
@@ -140,6 +141,7 @@ def host_filter(self_pid: int, allow_sockets: bool = False) -> FilterBuilder:
         b.deny(_SYS[name], RET_KILL_PROCESS)
     b.deny(_SYS["clone3"], ret_errno(errno.ENOSYS))
     b.deny(_SYS["setpgid"], ret_errno(errno.EPERM))
+    b.deny(_SYS["setsid"], ret_errno(errno.EPERM))
     b.deny(_SYS["tkill"], ret_errno(errno.EPERM))
     if not allow_sockets:
         b.deny(_SYS["socket"], ret_errno(errno.EACCES))

@@ -148,15 +148,24 @@ class CandidateHostLink:
         if not hello.get("ok"):
             raise HostDied("the candidate host did not start")
 
+    def _signal_group(self, sig: int) -> None:
+        """Signals the host's process group: the host leads it, and under its confinement nothing
+        it starts can leave it (setsid and setpgid are refused), so the group is the host and
+        every process it started."""
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
     def close(self) -> None:
         if self.sock is not None:
             self.sock.close()
             self.sock = None
         if self.pid > 0:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            self._signal_group(signal.SIGKILL)  # the host and whatever it started
             self._reap(0)
             self.pid = -1
         if self.tmp_dir:
@@ -189,6 +198,8 @@ class CandidateHostLink:
             if pid != self.pid:
                 continue
             if os.WIFSTOPPED(status):
+                # The rest of its group too: what the host started runs only while it does.
+                self._signal_group(signal.SIGSTOP)
                 return
             if os.WIFEXITED(status) or os.WIFSIGNALED(status):
                 self.death = describe_status(status)  # after its reply: the next request says so
@@ -202,14 +213,11 @@ class CandidateHostLink:
         if self.pid > 0:
             status = None
             if broke_protocol:
-                os.kill(self.pid, signal.SIGKILL)
+                self._signal_group(signal.SIGKILL)
                 status = self._reap(0)
                 why = "broke the protocol (%s)" % what
             else:
-                try:
-                    os.kill(self.pid, signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
+                self._signal_group(signal.SIGCONT)
                 for _ in range(200):
                     try:
                         pid, st = os.waitpid(self.pid, os.WNOHANG)
@@ -220,7 +228,7 @@ class CandidateHostLink:
                         break
                     time.sleep(0.005)
                 if status is None:
-                    os.kill(self.pid, signal.SIGKILL)
+                    self._signal_group(signal.SIGKILL)
                     self._reap(0)
                     why = "stopped answering (%s)" % what
                 else:
@@ -246,7 +254,7 @@ class CandidateHostLink:
         if self.allocator is not None and getattr(self.allocator, "is_cuda", False):
             self.allocator.synchronize()  # the checker's writes are done before the host runs
         t0 = time.perf_counter_ns()
-        os.kill(self.pid, signal.SIGCONT)
+        self._signal_group(signal.SIGCONT)
         try:
             host_link.send_request(self.sock, req, fds)
             reply = host_link.receive_reply(self.sock)

@@ -163,6 +163,70 @@ class ConfinedHostTest(unittest.TestCase):
         self.assertTrue("events file was changed" in messages or "broke the protocol" in messages, messages)
 
 
+# Starts a child when imported, and tries to start one in a session of its own.
+STARTS_CHILDREN = """
+    import os, subprocess
+    from _good import bwd as rmsnorm_bwd
+    from _good import fwd as rmsnorm_fwd
+
+    _child = subprocess.Popen(["sleep", "300"])
+    try:
+        subprocess.Popen(["sleep", "300"], start_new_session=True)
+        _escape = "ok"
+    except OSError as e:
+        _escape = type(e).__name__
+    with open(os.path.join(os.environ["TMPDIR"], "facts"), "w") as f:
+        f.write("%d %s" % (_child.pid, _escape))
+"""
+
+
+def process_state(pid):
+    """The state letter of /proc/<pid>/stat, or "" for a process that is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+@unittest.skipUnless(X86_LINUX, "kloop's host confinement is written for Linux on x86-64")
+class HostProcessGroupTest(unittest.TestCase):
+    def test_what_the_host_starts_runs_only_with_it_and_dies_with_it(self):
+        from kloop_worker import environment, remote_side
+        from kloop_worker.candidate import read_manifest
+        from kloop_worker.shared_buffers import SharedAllocator
+
+        from .test_timed_call_protocol import manifest
+
+        src = candidate_dir("starts_children.py", STARTS_CHILDREN)
+        lib, _ = manifest(tempfile.mkdtemp(prefix="kloop-lib-"), src)
+        m = read_manifest(lib)
+        facts = environment.resolve("cpu")
+        hosts = remote_side.fork_hosts(1)
+        try:
+            h = hosts[0]
+            hosts.attach(SharedAllocator(environment.make_backend(facts)))
+            h.setup(facts, False)
+            h.confine(m, [])
+            h.load(m, [], ["fwd"])
+            with open(os.path.join(h.tmp_dir, "facts")) as f:
+                child, escape = f.read().split()
+            child = int(child)
+            self.assertNotEqual(escape, "ok")  # setsid is refused: nothing leaves the host's group
+            self.assertEqual(process_state(child), "T")  # stopped with the host after its reply
+            h.describe()
+            self.assertEqual(process_state(child), "T")
+        finally:
+            hosts.close()
+        for _ in range(500):
+            if process_state(child) in ("", "Z", "X"):
+                break
+            import time
+
+            time.sleep(0.01)
+        self.assertIn(process_state(child), ("", "Z", "X"))
+
+
 class PolicyTest(unittest.TestCase):
     def test_no_readable_tree_holds_the_job_and_the_root_is_withheld(self):
         run = tempfile.mkdtemp(prefix="kloop-run-")

@@ -1,6 +1,7 @@
 // Unit under test: the loop's promotion rule for unconfined results (docs/security.md,
-// docs/loop.md): a Python candidate runs beside the reference in one process, so its FASTER
-// iteration is recorded as rejected (integrity) unless `kloop iterate --allow-unconfined`.
+// docs/loop.md): a Python candidate whose host is not confined (KLOOP_UNCONFINED=1 here, as on a
+// kernel without Landlock) has its FASTER iteration recorded as rejected (integrity) unless
+// `kloop iterate --allow-unconfined`.
 // Numpy only (tests/fixtures/python_numpy); skipped (77) without an interpreter that imports it.
 #include <gtest/gtest.h>
 
@@ -51,7 +52,8 @@ protected:
         req.argv.insert(req.argv.end(), args.begin(), args.end());
         req.env_overrides = {{"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home-python"},
                              {"KLOOP_PYTHON", KLOOP_TEST_PYTHON},
-                             {"KLOOP_MEMORY_DB", (m_dir.path() / "memory.sqlite").string()}};
+                             {"KLOOP_MEMORY_DB", (m_dir.path() / "memory.sqlite").string()},
+                             {"KLOOP_UNCONFINED", "1"}};
         req.cwd = m_repo;
         req.timeout_s = 600;
         req.max_capture_bytes = 64 << 20;
