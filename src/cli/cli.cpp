@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <ostream>
 #include <sstream>
 
@@ -26,6 +27,20 @@ constexpr const char* exit_codes_text =
     "  5    contract violated (a frozen file changed)\n"
     "  6    profile unavailable (kloop profile: ncu missing, no counter permission, ncu failed)\n"
     "  130  interrupted\n";
+
+// "cannot use '/x/keep': Not a directory (cannot create directories)": the path, the OS's reason,
+// and what kloop was doing, from a std::filesystem error.
+std::string describe_filesystem_error(const std::filesystem::filesystem_error& e) {
+    std::string what = e.what();  // libstdc++: "filesystem error: <operation>: <reason> [p1] [p2]"
+    std::string operation;
+    if (const auto a = what.find(": "); a != std::string::npos)
+        if (const auto b = what.find(": ", a + 2); b != std::string::npos) operation = what.substr(a + 2, b - a - 2);
+    std::string text = "cannot use '" + e.path1().string() + "'";
+    if (!e.path2().empty()) text += " and '" + e.path2().string() + "'";
+    text += ": " + e.code().message();
+    if (!operation.empty()) text += " (" + operation + ")";
+    return text;
+}
 
 struct app_bundle {
     CLI::App app;
@@ -91,6 +106,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
         } catch (const kloop::error& e) {
             err << "kloop: error: " << e.what() << "\n";
             return static_cast<int>(e.get_code());
+        } catch (const std::filesystem::filesystem_error& e) {
+            // A path the user gave (or the environment holds) that the OS refused: a symlink
+            // loop, a name too long, a file where a directory must be, a place under /proc.
+            err << "kloop: error: " << describe_filesystem_error(e) << "\n";
+            return static_cast<int>(exit_code::usage_error);
         } catch (const std::exception& e) {
             err << "kloop: internal error: " << e.what() << "\n";
             return static_cast<int>(exit_code::internal_error);

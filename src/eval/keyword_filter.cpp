@@ -1,8 +1,10 @@
-// kloop eval: --gate-k expression parser (recursive descent: or > and > not > atom).
+// kloop eval: --gate-k expression parser (recursive descent: or > and > not > atom), bounded in
+// length and nesting.
 #include "eval/keyword_filter.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -26,9 +28,18 @@ std::string lower(std::string_view s) {
     return out;
 }
 
+// Bounds that keep parsing, evaluating and destroying a tree within a small stack: an expression
+// of real gate names is a few words deep.
+constexpr std::size_t max_tokens = 1000;
+constexpr int max_nesting = 64;  // parentheses and 'not's, one inside another
+
 class parser {
 public:
-    explicit parser(std::string_view text) : m_text(text) { tokenize(); }
+    explicit parser(std::string_view text) : m_text(text) {
+        tokenize();
+        if (m_tokens.size() > max_tokens)
+            fail("longer than " + std::to_string(max_tokens) + " words and parentheses");
+    }
 
     node_ptr parse() {
         if (m_tokens.empty()) fail("the expression is empty");
@@ -78,8 +89,19 @@ private:
         while (peek("and")) { ++m_pos; l = binary(kind::op_and, l, parse_not()); }
         return l;
     }
+    // Entering one more level of nesting; fails past max_nesting.
+    void deeper() {
+        if (++m_depth > max_nesting) fail("nested deeper than " + std::to_string(max_nesting) + " levels");
+    }
+
     node_ptr parse_not() {
-        if (peek("not")) { ++m_pos; return binary(kind::op_not, parse_not(), nullptr); }
+        if (peek("not")) {
+            ++m_pos;
+            deeper();
+            auto n = binary(kind::op_not, parse_not(), nullptr);
+            --m_depth;
+            return n;
+        }
         return parse_atom();
     }
     node_ptr parse_atom() {
@@ -87,9 +109,11 @@ private:
         const std::string& t = m_tokens[m_pos];
         if (t == "(") {
             ++m_pos;
+            deeper();
             auto n = parse_or();
             if (!peek(")")) fail("missing ')'");
             ++m_pos;
+            --m_depth;
             return n;
         }
         if (t == ")" || t == "and" || t == "or") fail("unexpected '" + t + "'");
@@ -102,6 +126,7 @@ private:
     std::string_view m_text;
     std::vector<std::string> m_tokens;
     std::size_t m_pos = 0;
+    int m_depth = 0;
 };
 
 bool eval_node(const keyword_filter::node& n, const std::string& name) {

@@ -74,6 +74,10 @@ launch_result launch_child(const child_setup& s) {
             if (::getppid() != parent) ::_exit(127);
         }
         ::setpgid(0, 0);
+        if (s.cpu_limit_s > 0) {
+            const struct rlimit cpu = {static_cast<rlim_t>(s.cpu_limit_s), static_cast<rlim_t>(s.cpu_limit_s + 1)};
+            if (::setrlimit(RLIMIT_CPU, &cpu) != 0) fail_in_child(report_fd, errno);
+        }
         struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);

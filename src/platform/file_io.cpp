@@ -21,12 +21,16 @@ using detail::unique_fd;
 namespace fs = std::filesystem;
 
 std::string read_file(const fs::path& path) {
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: opening a FIFO with no writer must not hang kloop; it is refused below.
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd.is_open()) throw usage_error(fmt::format("cannot open file '{}': {}", path.string(), errno_message(errno)));
     std::string out;
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        out.reserve(static_cast<std::size_t>(st.st_size));
+    if (::fstat(fd.get(), &st) != 0)
+        throw usage_error(fmt::format("cannot read file '{}': {}", path.string(), errno_message(errno)));
+    if (!S_ISREG(st.st_mode))  // a FIFO, a device (/dev/zero), a socket, a directory
+        throw usage_error(fmt::format("cannot read file '{}': not a regular file", path.string()));
+    if (st.st_size > 0) out.reserve(static_cast<std::size_t>(st.st_size));
     char buf[65536];
     for (;;) {
         ssize_t n = ::read(fd.get(), buf, sizeof buf);

@@ -44,6 +44,10 @@ struct process_request {
     std::size_t max_file_bytes = static_cast<std::size_t>(-1);
     // After a timeout or interruption: seconds between SIGTERM and SIGKILL to the group.
     double kill_grace_s = 2.0;
+    // > 0: a CPU-time limit (RLIMIT_CPU, whole seconds, rounded up) for the child and every
+    // process it starts. The death signal reaches only the child itself: this is what ends a
+    // grandchild (a compiler's cicc or cc1plus) orphaned by a kloop that died.
+    double cpu_limit_s = 0;
 };
 
 struct process_result {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -25,6 +26,7 @@
 
 #include "blackbox/gate_env.hpp"
 #include "core/error.hpp"
+#include "platform/file_io.hpp"
 #include "spec/held_out.hpp"
 #include "spec/spellcheck.hpp"
 
@@ -1184,24 +1186,35 @@ op_spec parse_op_spec(const std::string& text, const fs::path& file, const fs::p
     return loader(file_name, absolute_path(op_dir), absolute_path(file)).load(root);
 }
 
+namespace {
+constexpr std::uintmax_t max_spec_bytes = 4u << 20;
+}  // namespace
+
 op_spec load_op_spec(const fs::path& path) {
     std::error_code ec;
     fs::path file = fs::is_directory(path, ec) ? path / "op.toml" : path;
     file = absolute_path(file);
     const std::string name = file.string();
 
-    std::FILE* f = std::fopen(name.c_str(), "rb");
-    if (f == nullptr)
-        throw spec_error(name, 0, "op.toml", "cannot open file '" + name + "': " + std::strerror(errno));
+    // Refused before it is opened: a FIFO (which would block), a device (/dev/zero, endless), or
+    // anything larger than any op spec.
+    const auto st = fs::status(file, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)
+        throw spec_error(name, 0, "op.toml", "cannot open file '" + name + "': " + ec.message());
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+        throw spec_error(name, 0, "op.toml", "'" + name + "' is not a regular file");
+    if (!ec && fs::exists(st) && fs::file_size(file, ec) > max_spec_bytes && !ec)
+        throw spec_error(name, 0, "op.toml", "'" + name + "' is larger than " + std::to_string(max_spec_bytes >> 20) +
+                                                 " MiB: not an op spec");
     std::string text;
-    char buf[65536];
-    std::size_t got = 0;
-    while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
-    const bool failed = std::ferror(f) != 0;
-    const int err = errno;
-    std::fclose(f);
-    if (failed)
-        throw spec_error(name, 0, "op.toml", "cannot read file '" + name + "': " + std::strerror(err));
+    try {
+        text = platform::read_file(file);
+    } catch (const usage_error& e) {
+        throw spec_error(name, 0, "op.toml", e.what());
+    }
+    if (text.size() > max_spec_bytes)  // grew after the check
+        throw spec_error(name, 0, "op.toml", "'" + name + "' is larger than " + std::to_string(max_spec_bytes >> 20) +
+                                                 " MiB: not an op spec");
     return parse_op_spec(text, file, file.parent_path());
 }
 

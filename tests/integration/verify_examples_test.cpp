@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "kloop_process.hpp"
+#include "platform/file_io.hpp"
 
 namespace fs = std::filesystem;
 using kloop::testing::example_dir;
@@ -259,6 +260,33 @@ TEST(VerifyTest, UsageAndSpecErrorsAreExit2) {
     r = run_kloop({"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp", "--mode", "fwdd"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("--mode"), std::string::npos) << r.err;
+}
+
+// Paths the OS refuses are the user's problem, said as such: exit 2 naming the path, never
+// "internal error".
+TEST(VerifyTest, HostilePathsAreUsageErrorsNamingThePath) {
+    kloop::platform::scoped_temp_dir tmp("kloop-hostile-paths");
+    const auto loop = tmp.path() / "loop.cpp";
+    std::filesystem::create_symlink(loop, loop);  // a link to itself
+    const std::string too_long = "/tmp/" + std::string(5000, 'x') + ".cpp";
+    const auto a_file = tmp.path() / "a_file";
+    kloop::platform::write_file_atomic(a_file, "x");
+    const std::string good = example_dir() + "/versions/v1_rowwise.cpp";
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--candidate", loop.string()}, loop.filename().string()},
+        {{"--candidate", too_long}, "xxxx"},
+        {{"--candidate", good, "--keep", a_file.string()}, a_file.string()},
+        {{"--candidate", good, "--keep", "/proc/self/kloop-keep"}, "/proc/self/kloop-keep"},
+        {{"--candidate", good, "--gate-k", std::string(30000, '(') + "n" + std::string(30000, ')')}, "--gate-k"},
+    };
+    for (const auto& [extra, named] : cases) {
+        std::vector<std::string> args = {"verify", example_dir(), "--no-bench"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto r = run_kloop(args);
+        EXPECT_EQ(r.exit_code, 2) << extra.back().substr(0, 80) << ": " << r.err.substr(0, 400);
+        EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err.substr(0, 400);
+        EXPECT_NE(r.err.find(named), std::string::npos) << r.err.substr(0, 400);
+    }
 }
 
 TEST(VerifyTest, TextReportShowsEnvironmentGateAndBenchTable) {

@@ -119,6 +119,9 @@ build_record cpu_builder::build(const build_request& r) {
     q.argv = argv;
     q.cwd = entry.get_dir();
     q.timeout_s = r.timeout_s;
+    // A compiler orphaned by a kloop that died (the death signal reaches only its driver) still
+    // ends: twice the wall limit in CPU time, per process.
+    q.cpu_limit_s = 2 * r.timeout_s;
     auto res = m_runner.run(q);
     rec.compile_wall_s = res.wall_s;
 

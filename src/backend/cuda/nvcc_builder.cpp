@@ -254,6 +254,9 @@ build_record nvcc_builder::build(const nvcc_request& r) {
     q.argv = rec.argv;
     q.cwd = entry.get_dir();
     q.timeout_s = r.timeout_s;
+    // A compiler orphaned by a kloop that died (the death signal reaches only its driver) still
+    // ends: twice the wall limit in CPU time, per process.
+    q.cpu_limit_s = 2 * r.timeout_s;
     q.max_capture_bytes = 16 << 20;  // ptxas -v on a CUTLASS TU is long
     auto res = m_runner.run(q);
     rec.compile_wall_s = res.wall_s;

@@ -33,3 +33,31 @@ TEST(KeywordFilterTest, MalformedExpressionsNameTheOption) {
         }
     }
 }
+
+// Bounded recursion: what a hostile command line can pass ends in a usage error naming the
+// option, never in a crash; an expression within the bounds still works.
+TEST(KeywordFilterTest, DeepOrLongExpressionsAreRefusedNotACrash) {
+    const auto refused = [](const std::string& text, const std::string& why) {
+        try {
+            (void)keyword_filter::parse(text);
+            ADD_FAILURE() << "accepted an expression of " << text.size() << " characters";
+        } catch (const kloop::usage_error& e) {
+            EXPECT_NE(std::string(e.what()).find("--gate-k"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    };
+    refused(std::string(30000, '(') + "a" + std::string(30000, ')'), "words and parentheses");
+    refused(std::string(65, '(') + "a" + std::string(65, ')'), "nested deeper than 64");
+    std::string nots;
+    for (int i = 0; i < 65; ++i) nots += "not ";
+    refused(nots + "a", "nested deeper than 64");
+    std::string words = "a";
+    for (int i = 0; i < 600; ++i) words += " or a";
+    refused(words, "words and parentheses");
+
+    const auto f = keyword_filter::parse(std::string(64, '(') + "n256" + std::string(64, ')'));
+    EXPECT_TRUE(f.matches("n256_d1024"));
+    std::string long_ok = "n1";
+    for (int i = 0; i < 400; ++i) long_ok += " or n1";
+    EXPECT_TRUE(keyword_filter::parse(long_ok + " or n256").matches("n256_d1024"));
+}

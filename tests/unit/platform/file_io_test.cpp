@@ -53,6 +53,21 @@ TEST(FileIoTest, ReadMissingFileNamesPathAndReason) {
     }
 }
 
+// A FIFO with no writer would block a plain open; a device would never end.
+TEST(FileIoTest, ReadRefusesAFifoAndADeviceWithoutBlocking) {
+    kp::scoped_temp_dir dir("kloop-file-io-test");
+    const auto fifo = dir.path() / "fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    for (const fs::path& p : {fifo, fs::path("/dev/zero")}) {
+        try {
+            (void)kp::read_file(p);
+            ADD_FAILURE() << "read " << p;
+        } catch (const kloop::usage_error& e) {
+            EXPECT_EQ(std::string(e.what()), "cannot read file '" + p.string() + "': not a regular file");
+        }
+    }
+}
+
 TEST(FileIoTest, WriteUnderAFileSaysItIsNotADirectory) {
     kp::scoped_temp_dir dir("kloop-file-io-test");
     kp::write_file_atomic(dir.path() / "plain", "x");

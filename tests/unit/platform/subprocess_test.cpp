@@ -303,3 +303,31 @@ TEST(SubprocessTest, AnEnormousTimeoutIsNoTimeoutAtAll) {
     EXPECT_FALSE(r.timed_out);
     EXPECT_EQ(r.stdout_text, "done\n");
 }
+
+TEST(SubprocessTest, CpuLimitEndsTheChildAndWhatItLeftBehind) {
+    // The child starts a spinning grandchild in the background and exits at once: the grandchild
+    // is an orphan no death signal reaches, and only the inherited CPU limit ends it.
+    kp::scoped_temp_dir dir("kloop-subprocess-test");
+    const auto pid_file = dir.path() / "pid";
+    kp::posix_command_runner runner;
+    kp::process_request req;
+    req.argv = {"sh", "-c", "sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $! > '" +
+                                pid_file.string() + "'"};
+    req.cpu_limit_s = 1;
+    req.timeout_s = 60;
+    ASSERT_TRUE(runner.run(req).succeeded());
+    const pid_t orphan = std::stoi(kp::read_file(pid_file));
+    bool dead = false;
+    for (int i = 0; i < 6000 && !dead; ++i) {  // 1 s of CPU; up to 60 s of wall on a busy machine
+        dead = process_is_dead(orphan);
+        if (!dead) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(dead) << "pid " << orphan << " outlived its CPU limit";
+    if (!dead) ::kill(orphan, SIGKILL);
+
+    // A spinning child itself is ended by SIGXCPU, long before its wall timeout.
+    req.argv = {"sh", "-c", "while :; do :; done"};
+    const auto r = runner.run(req);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_TRUE(r.term_signal == SIGXCPU || r.term_signal == SIGKILL) << r.describe();
+}

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "core/error.hpp"
 #include "spec/spec_loader.hpp"
 
@@ -173,6 +175,32 @@ TEST_F(SpecLoaderTest, LoadsTheBaseSpec) {
     EXPECT_EQ(y.tol.atol, 1e-5);
     EXPECT_EQ(y.tol.rtol, 1e-5);
     EXPECT_FALSE(y.tol.rel_rms.has_value());
+}
+
+// Refused before it is read, never a hang or an allocation failure: a FIFO with no writer, a
+// link to an endless device, a file far larger than any spec.
+TEST_F(SpecLoaderTest, AFifoADeviceOrAHugeFileIsRefusedNamingIt) {
+    const auto refused = [](const fs::path& p, const std::string& why, const std::string& named = "") {
+        try {
+            (void)load_op_spec(p);
+            ADD_FAILURE() << "loaded " << p;
+        } catch (const spec_error& e) {
+            EXPECT_EQ(e.get_field(), "op.toml");
+            EXPECT_EQ(e.get_code(), kloop::exit_code::usage_error);
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+            const std::string name = named.empty() ? p.filename().string() : named;
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    };
+    const fs::path fifo = dir() / "fifo.toml";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    refused(fifo, "not a regular file");
+    const fs::path zero = dir() / "zero.toml";
+    fs::create_symlink("/dev/zero", zero);
+    refused(zero, "not a regular file", "/dev/zero");  // named as resolved
+    const fs::path huge = dir() / "huge.toml";
+    { std::ofstream(huge) << std::string(5u << 20, '#'); }
+    refused(huge, "larger than 4 MiB");
 }
 
 TEST_F(SpecLoaderTest, FileAndDirectoryGiveTheSameSpec) {
