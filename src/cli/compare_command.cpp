@@ -44,7 +44,7 @@ void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
         ->capture_default_str();
     sub.add_option("--target-rsd", o.stop.target_rel_stdev,
                    "Stopping rule, per side: stop when the relative standard deviation reaches this")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_number())
         ->capture_default_str();
     sub.add_option("--check-every", o.check_every,
                    "A timed call of either side is compared with the reference with probability 1/N (drawn in the checker); 0: none")
@@ -57,7 +57,7 @@ void declare_min_effect_option(CLI::App& sub, measure::ab_config& config) {
                    "Smallest speedup that counts, as a fraction (0.02 = 2 %): FASTER needs the whole 95 % interval of "
                    "median(base)/median(new) at or above 1 + X, SLOWER at or below 1/(1 + X); SAME when it lies "
                    "between, AMBIGUOUS otherwise")
-        ->check(CLI::Range(0.0, 0.99))
+        ->check(number_in(0.0, 0.99))
         ->capture_default_str();
     declare_early_verdict_option(sub, config);
 }

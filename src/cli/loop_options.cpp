@@ -45,7 +45,7 @@ void add_bench_options(CLI::App& sub, eval::evaluation_options& o) {
         ->check(seconds_option())
         ->capture_default_str();
     sub.add_option("--target-rsd", o.stop.target_rel_stdev, "Stopping rule: stop when the relative standard deviation reaches this")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_number())
         ->capture_default_str();
 }
 
@@ -65,7 +65,7 @@ void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& o) {
 void add_ab_options(CLI::App& sub, measure::ab_config& ab) {
     sub.add_option("--min-effect", ab.min_effect,
                    "A/B noise margin: FASTER needs the bootstrap interval of the geomean speedup above 1 + this")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_number())
         ->capture_default_str();
     declare_early_verdict_option(sub, ab);
 }

@@ -24,6 +24,36 @@ CLI::Validator seconds_option(bool allow_zero) {
 }
 
 namespace {
+// The value of `text` when all of it is a finite number.
+bool finite_number(const std::string& text, double& v) {
+    char* end = nullptr;
+    v = std::strtod(text.c_str(), &end);
+    return !text.empty() && end == text.c_str() + text.size() && std::isfinite(v);
+}
+}  // namespace
+
+CLI::Validator positive_number() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            double v = 0;
+            if (!finite_number(text, v) || v <= 0) return fmt::format("'{}' is not a finite number above 0", text);
+            return {};
+        },
+        "POSITIVE");
+}
+
+CLI::Validator number_in(double lo, double hi) {
+    const std::string range = fmt::format("[{} - {}]", lo, hi);
+    return CLI::Validator(
+        [lo, hi, range](std::string& text) -> std::string {
+            double v = 0;
+            if (!finite_number(text, v) || v < lo || v > hi) return fmt::format("'{}' is not a number in {}", text, range);
+            return {};
+        },
+        "FLOAT in " + range);
+}
+
+namespace {
 std::string seed_problem(const std::string& text) {
     std::uint64_t value = 0;
     const char* first = text.data();

@@ -71,7 +71,7 @@ protected:
             ->capture_default_str();
         sub.add_option("--target-rsd", m_cfg.options.stop.target_rel_stdev,
                        "Stopping rule: stop when the relative standard deviation reaches this")
-            ->check(CLI::PositiveNumber)
+            ->check(positive_number())
             ->capture_default_str();
         sub.add_option("--check-every", m_cfg.options.check_every,
                        "A timed call is compared with the reference with probability 1/N (drawn in the checker), and one more after the last; 0: none")

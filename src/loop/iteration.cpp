@@ -141,6 +141,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     r.recorded_at = utc_now();
 
     r.git = commit_candidate(candidate, commit_message(c.op, r), runner);
+    if (!r.git.repair.empty()) out.notes.push_back("git: " + r.git.repair);
     if (!r.git.committed) out.notes.push_back("git: " + r.git.note);
     fault_point("iterate.committed");
 

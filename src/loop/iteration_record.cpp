@@ -91,7 +91,8 @@ json to_json(const iteration_record& r) {
             {"bench_ok", r.bench_ok},
             {"bench", bench},
             {"ab", ab},
-            {"git", {{"in_repo", r.git.in_repo}, {"committed", r.git.committed}, {"commit", r.git.commit}, {"note", r.git.note}}},
+            {"git", {{"in_repo", r.git.in_repo}, {"committed", r.git.committed}, {"commit", r.git.commit}, {"note", r.git.note},
+                     {"repair", r.git.repair}}},
             {"profile", {{"status", r.profile_status},
                          {"note", r.profile_note},
                          {"bound", r.profile_bound},
@@ -135,7 +136,7 @@ iteration_record iteration_record_from_json(const json& j) {
         r.min_effect = ab.value("min_effect", 0.0);
     }
     const auto& g = j.at("git");
-    r.git = {g.at("in_repo"), g.at("committed"), g.at("commit"), g.at("note")};
+    r.git = {g.at("in_repo"), g.at("committed"), g.at("commit"), g.at("note"), g.value("repair", std::string())};
     r.profile_status = j.at("profile").at("status");
     r.profile_note = j.at("profile").at("note");
     r.profile_bound = j.at("profile").value("bound", "");

@@ -55,6 +55,7 @@ struct git_record {
     bool committed = false;
     std::string commit;
     std::string note;      // why not committed, or the message
+    std::string repair;    // what kloop cleaned up first (an index.lock a killed kloop left), or ""
 };
 
 struct iteration_record {

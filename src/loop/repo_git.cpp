@@ -1,7 +1,13 @@
 // kloop loop: git commits and .gitignore (see repo_git.hpp).
 #include "loop/repo_git.hpp"
 
+#include <optional>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "platform/file_io.hpp"
 #include "platform/host_info.hpp"
@@ -17,6 +23,75 @@ std::string first_line(const std::string& s) {
     const auto nl = t.rfind('\n');
     return nl == std::string::npos ? t : t.substr(nl + 1);
 }
+
+// kloop's claim on the repository's index while it commits: <git dir>/kloop-commit.owner, written
+// with kloop's pid and held under flock for as long as kloop's git commands run. git leaves
+// index.lock behind when it is killed (kloop SIGKILLed takes its git along), and every later
+// commit then fails. An index.lock no younger than the claim is kloop's own when the claim's
+// holder is dead (the flock is free) or when kloop's git just died by a signal or a timeout:
+// it is removed, with a note. An index.lock without a claim is someone else's and is left alone.
+class index_claim {
+public:
+    explicit index_claim(const fs::path& git_dir) : m_owner(git_dir / "kloop-commit.owner"), m_lock(git_dir / "index.lock") {}
+    index_claim(const index_claim&) = delete;
+    index_claim& operator=(const index_claim&) = delete;
+    ~index_claim() {
+        if (m_fd >= 0) {
+            std::error_code ec;
+            fs::remove(m_owner, ec);
+            ::close(m_fd);
+        }
+    }
+
+    // Removes what a dead kloop left, then claims the index. Returns a note, or "".
+    std::string take() {
+        std::string note;
+        const int old = ::open(m_owner.c_str(), O_RDWR | O_CLOEXEC);
+        if (old >= 0) {
+            if (::flock(old, LOCK_EX | LOCK_NB) == 0) {  // its holder is gone
+                std::string who = first_line(read_or_empty(m_owner));
+                if (remove_lock_if_ours()) note = "removed the index.lock that kloop (pid " + who + ") left when it died while committing";
+                std::error_code ec;
+                fs::remove(m_owner, ec);
+            }
+            ::close(old);
+        }
+        const std::string pid = std::to_string(::getpid()) + "\n";
+        m_fd = ::open(m_owner.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (m_fd >= 0 && (::flock(m_fd, LOCK_EX | LOCK_NB) != 0 || ::ftruncate(m_fd, 0) != 0 ||
+                          ::write(m_fd, pid.data(), pid.size()) != static_cast<ssize_t>(pid.size()))) {
+            ::close(m_fd);  // another kloop commits right now: git's own lock decides
+            m_fd = -1;
+        }
+        return note;
+    }
+
+    // After a git command of ours that was killed or timed out. Returns a note, or "".
+    std::string after_killed_git() {
+        if (m_fd < 0 || !remove_lock_if_ours()) return "";
+        return "removed the index.lock that kloop's killed git left";
+    }
+
+private:
+    static std::string read_or_empty(const fs::path& p) {
+        try {
+            return platform::read_file(p);
+        } catch (const std::exception&) {
+            return "?";
+        }
+    }
+    bool remove_lock_if_ours() {
+        struct stat lock {}, owner {};
+        if (::stat(m_lock.c_str(), &lock) != 0 || ::stat(m_owner.c_str(), &owner) != 0) return false;
+        if (lock.st_mtim.tv_sec < owner.st_mtim.tv_sec ||
+            (lock.st_mtim.tv_sec == owner.st_mtim.tv_sec && lock.st_mtim.tv_nsec < owner.st_mtim.tv_nsec))
+            return false;  // older than the claim: not ours
+        return ::unlink(m_lock.c_str()) == 0;
+    }
+
+    fs::path m_owner, m_lock;
+    int m_fd = -1;
+};
 }  // namespace
 
 git_record commit_candidate(const fs::path& candidate, const std::string& message, platform::command_runner_base& runner) {
@@ -37,18 +112,33 @@ git_record commit_candidate(const fs::path& candidate, const std::string& messag
         return runner.run(r);
     };
     const auto rel = fs::absolute(candidate).lexically_normal().lexically_relative(state.toplevel).string();
+    std::string recovered;
+    std::optional<index_claim> claim;
+    if (auto git_dir = git({"rev-parse", "--absolute-git-dir"}); git_dir.succeeded()) {
+        claim.emplace(first_line(git_dir.stdout_text));
+        recovered = claim->take();
+    }
+    const auto killed = [](const platform::process_result& r) { return r.term_signal != 0 || r.timed_out; };
+    const auto also = [&](const std::string& note) {
+        if (!note.empty()) recovered += (recovered.empty() ? "" : "; ") + note;
+    };
     if (auto add = git({"add", "--", rel}); !add.succeeded()) {
+        if (claim && killed(add)) also(claim->after_killed_git());
         g.note = "git add failed (" + add.describe() + "): " + first_line(add.stderr_text);
+        g.repair = recovered;
         return g;
     }
     if (auto commit = git({"commit", "--allow-empty", "-q", "-m", message, "--", rel}); !commit.succeeded()) {
+        if (claim && killed(commit)) also(claim->after_killed_git());
         g.note = "git commit failed (" + commit.describe() + "): " + first_line(commit.stderr_text + commit.stdout_text);
+        g.repair = recovered;
         return g;
     }
     auto head = git({"rev-parse", "HEAD"});
     g.committed = true;
     g.commit = first_line(head.stdout_text);
     g.note = message;
+    g.repair = recovered;
     return g;
 }
 

@@ -74,3 +74,30 @@ TEST(OptionChecksTest, VerbsRefuseBadSeedsAndTimesNamingTheOption) {
     EXPECT_EQ(iterate.code, 2);
     EXPECT_NE(iterate.err.find("--timeout"), std::string::npos) << iterate.err;
 }
+
+TEST(OptionChecksTest, NumbersAreFinite) {
+    const auto positive = kloop::cli::positive_number();
+    EXPECT_EQ(check(positive, "0.005"), "");
+    EXPECT_EQ(check(positive, "3"), "");
+    for (const char* bad : {"0", "-1", "nan", "NaN", "inf", "-inf", "", "1x"})
+        EXPECT_NE(check(positive, bad), "") << "'" << bad << "'";
+    const auto fraction = kloop::cli::number_in(0.0, 0.99);
+    EXPECT_EQ(check(fraction, "0"), "");
+    EXPECT_EQ(check(fraction, "0.99"), "");
+    for (const char* bad : {"1", "-0.1", "nan", "inf", ""}) EXPECT_NE(check(fraction, bad), "") << "'" << bad << "'";
+}
+
+// A NaN that reached a workspace record made every later report fail: refused while parsing.
+TEST(OptionChecksTest, VerbsRefuseNonFiniteNumbersNamingTheOption) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"iterate", "--proposal", "p.md", "--min-effect", "nan"},
+             {"iterate", "--proposal", "p.md", "--target-rsd", "nan"},
+             {"init", "op-dir", "--candidate", "c.cpp", "--max-iterations", "3", "--target-rsd", "inf"},
+             {"verify", "op-dir", "--candidate", "c.cpp", "--target-rsd", "nan"},
+             {"compare", "op-dir", "--candidate", "c.cpp", "--base", "b.cpp", "--min-effect", "nan"},
+             {"compare", "op-dir", "--candidate", "c.cpp", "--base", "b.cpp", "--target-rsd", "nan"}}) {
+        const auto r = run(args);
+        EXPECT_EQ(r.code, 2) << args[0] << " " << args[args.size() - 2];
+        EXPECT_NE(r.err.find(args[args.size() - 2]), std::string::npos) << r.err;
+    }
+}
