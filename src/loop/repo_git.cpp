@@ -24,6 +24,15 @@ std::string first_line(const std::string& s) {
     return nl == std::string::npos ? t : t.substr(nl + 1);
 }
 
+// What a failed git said: its "fatal:" or "error:" line (the one naming the cause), else its
+// last line.
+std::string git_error_line(const std::string& text) {
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);)
+        if (l.rfind("fatal:", 0) == 0 || l.rfind("error:", 0) == 0) return l;
+    return first_line(text);
+}
+
 // kloop's claim on the repository's index while it commits: <git dir>/kloop-commit.owner, written
 // with kloop's pid and held under flock for as long as kloop's git commands run. git leaves
 // index.lock behind when it is killed (kloop SIGKILLed takes its git along), and every later
@@ -124,13 +133,13 @@ git_record commit_candidate(const fs::path& candidate, const std::string& messag
     };
     if (auto add = git({"add", "--", rel}); !add.succeeded()) {
         if (claim && killed(add)) also(claim->after_killed_git());
-        g.note = "git add failed (" + add.describe() + "): " + first_line(add.stderr_text);
+        g.note = "git add failed (" + add.describe() + "): " + git_error_line(add.stderr_text);
         g.repair = recovered;
         return g;
     }
     if (auto commit = git({"commit", "--allow-empty", "-q", "-m", message, "--", rel}); !commit.succeeded()) {
         if (claim && killed(commit)) also(claim->after_killed_git());
-        g.note = "git commit failed (" + commit.describe() + "): " + first_line(commit.stderr_text + commit.stdout_text);
+        g.note = "git commit failed (" + commit.describe() + "): " + git_error_line(commit.stderr_text + commit.stdout_text);
         g.repair = recovered;
         return g;
     }
