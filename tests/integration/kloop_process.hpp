@@ -129,6 +129,12 @@ inline std::vector<std::string> quick_bench() {
     return {"--min-samples", "10", "--min-time", "0.02", "--max-time", "0.3"};
 }
 
+// For a candidate that cheats only after many calls: samples enough to reach its cheat however
+// slow the machine is (the time cap would otherwise end the bench first), still quick when idle.
+inline std::vector<std::string> patient_bench(int min_samples) {
+    return {"--min-samples", std::to_string(min_samples), "--min-time", "0.02", "--max-time", "120"};
+}
+
 inline const nlohmann::json* find_check(const nlohmann::json& record, const std::string& name) {
     for (const auto& c : record.at("integrity"))
         if (c.at("name") == name) return &c;

@@ -151,6 +151,10 @@ TEST_F(LoopTest, FullLoopClassifiesAgainstTheCurrentBest) {
 
     auto v1 = iterate("versions/v1_rowwise.cpp", "one pass per row, 32 lanes", "- vectorization\n- loop fusion");
     ASSERT_EQ(v1.exit_code, 0) << v1.err << v1.out;
+    // The rest builds on v1 being the best, a timing verdict: on a machine too busy to settle it,
+    // say so rather than fail.
+    if (v1.out.find("v1: positive") == std::string::npos)
+        if (const auto busy = kloop::testing::machine_too_busy_for_timing()) GTEST_SKIP() << *busy << "\n" << v1.out;
     EXPECT_NE(v1.out.find("v1: positive"), std::string::npos) << v1.out;
 
     auto v2 = iterate("broken/partial_write.cpp", "skip the last row", "- skip tail");
@@ -159,6 +163,8 @@ TEST_F(LoopTest, FullLoopClassifiesAgainstTheCurrentBest) {
 
     auto v3 = iterate("versions/v3_slower.cpp", "two sweeps", "- two pass");
     ASSERT_EQ(v3.exit_code, 0) << v3.err << v3.out;
+    if (v3.out.find("v3: negative") == std::string::npos)
+        if (const auto busy = kloop::testing::machine_too_busy_for_timing()) GTEST_SKIP() << *busy << "\n" << v3.out;
     EXPECT_NE(v3.out.find("v3: negative"), std::string::npos) << v3.out;
     EXPECT_NE(v3.out.find("vs v1"), std::string::npos) << v3.out;  // against the best, not the previous version
 
