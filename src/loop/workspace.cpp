@@ -2,6 +2,7 @@
 #include "loop/workspace.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -84,10 +85,29 @@ std::vector<int> workspace::list_iterations() const {
     return found;
 }
 
+namespace {
+// ".OPT_LOG.md.tmp-Ab12Cd": the temporary file of a platform::write_file_atomic that was killed
+// before its rename.
+bool is_interrupted_write(const std::string& name) {
+    const auto at = name.rfind(".tmp-");
+    if (name.empty() || name[0] != '.' || at == std::string::npos || at == 0 || name.size() != at + 5 + 6) return false;
+    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(at + 5), name.end(),
+                       [](unsigned char c) { return std::isalnum(c) != 0; });
+}
+}  // namespace
+
 void workspace::remove_stale_staging() const {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(m_root, ec))
-        if (entry.path().filename().string().rfind(".staging-", 0) == 0) fs::remove_all(entry.path(), ec);
+    std::vector<fs::path> dirs = {m_root};
+    for (const auto& entry : fs::directory_iterator(m_root, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(".staging-", 0) == 0) fs::remove_all(entry.path(), ec);
+        else if (entry.is_directory(ec)) dirs.push_back(entry.path());
+    }
+    for (const auto& dir : dirs)
+        for (const auto& entry : fs::directory_iterator(dir, ec))
+            if (entry.is_regular_file(ec) && is_interrupted_write(entry.path().filename().string()))
+                fs::remove(entry.path(), ec);
 }
 
 fs::path workspace::make_staging_dir(std::string_view what) const {

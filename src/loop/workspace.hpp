@@ -76,7 +76,9 @@ public:
     // The iteration numbers present (iter_vN directories), sorted. Throws kloop::usage_error
     // when they are not 0..k without gaps (someone deleted one by hand).
     [[nodiscard]] std::vector<int> list_iterations() const;
-    // Removes .staging-* directories left by a killed command (call with the lock held).
+    // Removes what a killed command left (call with the lock held): .staging-* directories, and
+    // the temporary files of atomic writes interrupted before their rename (".X.tmp-XXXXXX") in
+    // the workspace and the directories directly in it.
     void remove_stale_staging() const;
     // A fresh .staging-<what>-<pid> directory inside the workspace.
     [[nodiscard]] std::filesystem::path make_staging_dir(std::string_view what) const;

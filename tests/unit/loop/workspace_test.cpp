@@ -45,8 +45,16 @@ TEST(WorkspaceTest, IterationsMustBeContiguous) {
     fs::create_directories(ws.iteration_dir(1));
     fs::create_directories(d.path() / ".staging-v2-123");
     EXPECT_EQ(ws.list_iterations(), (std::vector<int>{0, 1}));
+    // Interrupted atomic writes, at the top and one level down; a user's files stay.
+    for (const auto& f : {d.path() / ".OPT_LOG.md.tmp-Ab12Cd", ws.iteration_dir(1) / ".iteration_summary.md.tmp-x1y2z3",
+                          d.path() / ".notes.tmp-mine", d.path() / "notes.md"})
+        platform::write_file_atomic(f, "x");
     ws.remove_stale_staging();
     EXPECT_FALSE(fs::exists(d.path() / ".staging-v2-123"));
+    EXPECT_FALSE(fs::exists(d.path() / ".OPT_LOG.md.tmp-Ab12Cd"));
+    EXPECT_FALSE(fs::exists(ws.iteration_dir(1) / ".iteration_summary.md.tmp-x1y2z3"));
+    EXPECT_TRUE(fs::exists(d.path() / ".notes.tmp-mine"));
+    EXPECT_TRUE(fs::exists(d.path() / "notes.md"));
     fs::create_directories(ws.iteration_dir(3));
     EXPECT_THROW((void)ws.list_iterations(), usage_error);
 }
