@@ -40,10 +40,10 @@ from typing import Any, Dict, List
 from . import host_link
 from .calls import LocalCalls
 from .candidate import LoadError, bind_candidate, import_library, use_caches
+from .confinement import set_dumpable
 
 NULL_CALL = -1
 _PR_SET_PDEATHSIG = 1
-_PR_SET_DUMPABLE = 4
 
 
 class _NullEntry:
@@ -82,11 +82,10 @@ def detach_from_checker(sock_fd: int, checker_pid: int) -> None:
     except OSError:
         pass
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     except (OSError, AttributeError):
         pass
+    set_dumpable(False)
     if os.getppid() != checker_pid:
         os._exit(0)
     keep = {0, 1, 2, sock_fd}

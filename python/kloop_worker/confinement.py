@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import platform
 import struct
@@ -173,10 +174,15 @@ def fs_rights_for(abi: int) -> int:
     return rights
 
 
+@functools.lru_cache(maxsize=1)
 def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
 def landlock_abi() -> int:
@@ -208,7 +214,7 @@ def _add_rule(libc, ruleset: int, path: str, rights: int) -> str:
         os.close(fd)
 
 
-def apply_landlock(read_dirs: Iterable[str], write_dirs: Iterable[str], device_paths: Iterable[str]) -> (int, str):
+def apply_landlock(read_dirs: Iterable[str], write_dirs: Iterable[str], device_paths: Iterable[str]) -> Tuple[int, str]:
     libc = _libc()
     abi = landlock_abi()
     if abi <= 0:
@@ -336,10 +342,6 @@ def confine_self(policy: Dict[str, Any]) -> Dict[str, Any]:
     report["detail"] += detail
     prog = host_filter(os.getpid(), bool(policy.get("allow_sockets", False))).packed()
     filt = ctypes.create_string_buffer(prog, len(prog))
-
-    class _SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
     fprog = _SockFprog(len(prog) // 8, ctypes.cast(filt, ctypes.c_void_p))
     rc = libc.syscall(ctypes.c_long(_SYS["seccomp"]), ctypes.c_uint(_SECCOMP_SET_MODE_FILTER),
                       ctypes.c_uint(_SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(fprog))

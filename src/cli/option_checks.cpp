@@ -9,20 +9,6 @@
 
 namespace kloop::cli {
 
-CLI::Validator seconds_option(bool allow_zero) {
-    const std::string range = fmt::format("{}0 - {:.0f}]", allow_zero ? "[" : "(", max_option_seconds);
-    return CLI::Validator(
-        [allow_zero, range](std::string& text) -> std::string {
-            char* end = nullptr;
-            const double v = std::strtod(text.c_str(), &end);
-            const bool parsed = !text.empty() && end == text.c_str() + text.size();
-            if (!parsed || !std::isfinite(v) || v > max_option_seconds || v < 0 || (v == 0 && !allow_zero))
-                return fmt::format("'{}' is not a number of seconds in {}", text, range);
-            return {};
-        },
-        "FLOAT in " + range);
-}
-
 namespace {
 // The value of `text` when all of it is a finite number.
 bool finite_number(const std::string& text, double& v) {
@@ -31,6 +17,18 @@ bool finite_number(const std::string& text, double& v) {
     return !text.empty() && end == text.c_str() + text.size() && std::isfinite(v);
 }
 }  // namespace
+
+CLI::Validator seconds_option(bool allow_zero) {
+    const std::string range = fmt::format("{}0 - {:.0f}]", allow_zero ? "[" : "(", max_option_seconds);
+    return CLI::Validator(
+        [allow_zero, range](std::string& text) -> std::string {
+            double v = 0;
+            if (!finite_number(text, v) || v > max_option_seconds || v < 0 || (v == 0 && !allow_zero))
+                return fmt::format("'{}' is not a number of seconds in {}", text, range);
+            return {};
+        },
+        "FLOAT in " + range);
+}
 
 CLI::Validator positive_number() {
     return CLI::Validator(

@@ -8,11 +8,9 @@
 #include "spec/spec_loader.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <set>
@@ -1196,25 +1194,19 @@ op_spec load_op_spec(const fs::path& path) {
     file = absolute_path(file);
     const std::string name = file.string();
 
-    // Refused before it is opened: a FIFO (which would block), a device (/dev/zero, endless), or
-    // anything larger than any op spec.
-    const auto st = fs::status(file, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory)
-        throw spec_error(name, 0, "op.toml", "cannot open file '" + name + "': " + ec.message());
-    if (!ec && fs::exists(st) && !fs::is_regular_file(st))
-        throw spec_error(name, 0, "op.toml", "'" + name + "' is not a regular file");
-    if (!ec && fs::exists(st) && fs::file_size(file, ec) > max_spec_bytes && !ec)
-        throw spec_error(name, 0, "op.toml", "'" + name + "' is larger than " + std::to_string(max_spec_bytes >> 20) +
-                                                 " MiB: not an op spec");
+    const auto too_large = [&] {
+        return spec_error(name, 0, "op.toml",
+                          "'" + name + "' is larger than " + std::to_string(max_spec_bytes >> 20) + " MiB: not an op spec");
+    };
+    // A huge file is refused before it is read; read_file refuses a FIFO or a device itself.
+    if (const auto size = fs::file_size(file, ec); !ec && size > max_spec_bytes) throw too_large();
     std::string text;
     try {
         text = platform::read_file(file);
     } catch (const usage_error& e) {
         throw spec_error(name, 0, "op.toml", e.what());
     }
-    if (text.size() > max_spec_bytes)  // grew after the check
-        throw spec_error(name, 0, "op.toml", "'" + name + "' is larger than " + std::to_string(max_spec_bytes >> 20) +
-                                                 " MiB: not an op spec");
+    if (text.size() > max_spec_bytes) throw too_large();  // it grew after the check
     return parse_op_spec(text, file, file.parent_path());
 }
 
