@@ -14,7 +14,9 @@
 # by side. SKIP_TESTS=1 runs only that comparison; AFTER_ARGS adds options to the BIN_DIR side only
 # (e.g. --held-out 0, which the older version does not know). STEPS (space-separated) picks the
 # steps to run: confinement_unit exploits_cuda rmsnorm_cuda exploits_cpu op_times python_gpu
-# (default: the first four). op_times runs that `kloop verify` once with KLOOP_OP_TIMES
+# (default: the first four); python_cost times `kloop verify` of examples/rmsnorm-triton v1 with the
+# Python candidate host confined and with KLOOP_UNCONFINED=1, alternating, ROUNDS rounds after one
+# uncounted warm-up of each (python_cost.txt). op_times runs that `kloop verify` once with KLOOP_OP_TIMES
 # (docs/measurement.md) and keeps its per-operation wall times. Every step is time-boxed; results go
 # to $OUT (or /tmp/kloop-gpu).
 set -u
@@ -52,6 +54,17 @@ for s in $steps; do
     op_times) rm -f "$out/op_times.jsonl"
       step op_times 240 env KLOOP_OP_TIMES="$out/op_times.jsonl" "$bin/src/kloop" $v ;;
     python_gpu) step python_gpu 540 "$bin/tests/gpu/kloop.test.gpu.python" ;;
+    python_cost)
+      tv="verify examples/rmsnorm-triton --candidate examples/rmsnorm-triton/versions/v1_fused.py --json"
+      for i in $(seq 0 "$rounds"); do
+        for side in confined unconfined; do
+          u=""; [ $side = unconfined ] && u=1
+          t0=$(date +%s%N)
+          KLOOP_UNCONFINED=$u timeout 300 "$bin/src/kloop" $tv > "$out/python_cost_${side}_$i.json" 2>/dev/null
+          rc=$?
+          echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_cost.txt"
+        done
+      done ;;
     *) echo "unknown step '$s'" | tee -a "$out/steps.txt" ;;
   esac
 done

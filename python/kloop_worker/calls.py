@@ -124,14 +124,15 @@ class LocalCalls:
             out = self.failure(callee, e)
         return self._check_flags(out)
 
-    def time_call(self, callee, bufs):
-        """One timed sample (caches already flushed): (seconds, outcome, sample info)."""
+    def time_call(self, callee, bufs, hold_s=None):
+        """One timed sample (caches already flushed): (seconds, outcome, sample info); ``hold_s``:
+        the GPU hold the checker names (timing.py)."""
         use_caches(callee.manifest)
         self.flags.apply()
         dt, info = 0.0, None
         try:
             kw = callee.kwargs(bufs)
-            dt, ret, info = self.timer.time_call(callee, kw)
+            dt, ret, info = self.timer.time_call(callee, kw, hold_s)
             rc = callee.finish(ret, bufs)
             self.backend.synchronize()
             out = Outcome(return_code=rc)

@@ -221,10 +221,12 @@ class CandidateHost:
 
     def op_time(self, req, fds):
         call = int(req["call"])
+        hold = req.get("hold_s")
+        hold = float(hold) if hold is not None else None
         if call == NULL_CALL:
-            dt, out, info = self.calls.time_call(_NullEntry, None)
+            dt, out, info = self.calls.time_call(_NullEntry, None, hold)
         else:
-            dt, out, info = self.calls.time_call(self.callees[call], self.arg_sets[int(req["set"])])
+            dt, out, info = self.calls.time_call(self.callees[call], self.arg_sets[int(req["set"])], hold)
         return {"ok": True, "sample_s": dt, "info": info, "outcome": out.to_json()}
 
 

@@ -23,7 +23,9 @@ KERNEL_CATEGORIES = ("kernel", "Kernel")
 
 
 class Census:
-    def __init__(self, torch, scratch_dir: str):
+    def __init__(self, torch, scratch_dir: str = ""):
+        """``scratch_dir``: where the profiler's trace is written and read back; empty: the
+        temporary directory (tempfile), which a confined host has to itself."""
         self.torch = torch
         self.scratch_dir = scratch_dir
         self.available = False

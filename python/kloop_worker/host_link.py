@@ -6,8 +6,8 @@ large reply (a census of many kernels) needs no large socket buffer.
 
 The two directions are encoded differently, on purpose:
 
-* checker -> host: pickle. The host trusts the checker, and a CUDA IPC handle travels as the
-  (rebuild function, arguments) pair torch.multiprocessing.reductions.reduce_tensor gives.
+* checker -> host: pickle. The host trusts the checker; a CUDA IPC handle travels as hex
+  (cuda_ipc.py).
   File descriptors (memfds) ride along as SCM_RIGHTS on the first datagram.
 * host -> checker: JSON only, at most MAX_REPLY bytes. The host runs the candidate's code, so
   what it sends is data to check, never something to unpickle; a reply that is not one JSON

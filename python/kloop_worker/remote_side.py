@@ -29,6 +29,7 @@ import os
 import signal
 import sys
 import time
+from collections import deque
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import host_link
@@ -111,6 +112,7 @@ class CandidateHostLink:
         self.calibration: Dict[str, Any] = {}
         self.confinement = {"confined": False, "detail": UNCONFINED_DETAIL}
         self.tmp_dir = ""  # the host's private temporary directory, once confined
+        self._enqueue: deque = deque(maxlen=16)  # the enqueue times the host reported (claims)
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -274,7 +276,30 @@ class CandidateHostLink:
         return self._exchange(req, fds)[0]
 
     def timed_request(self, req: Dict[str, Any]) -> Tuple[Dict[str, Any], float]:
-        return self._exchange(req)
+        """A ``time`` request: (reply, the checker's window less the hold it named). On a GPU the
+        checker names the host's hold (timing.py): from the enqueue times the host reported, at
+        most HOLD_CREDIT_MAX_S. The hold is GPU time outside the sample by design, so the window
+        the timer cross-check holds against the sample is credited with it; a host that skips
+        its hold gains no more than that."""
+        hold = self.next_hold_s()
+        if hold is not None:
+            req = dict(req, hold_s=hold)
+        reply, window = self._exchange(req)
+        if hold is not None:
+            window = max(0.0, window - hold)
+            info = reply.get("info")
+            enqueue = info.get("enqueue_s") if isinstance(info, dict) else None
+            if isinstance(enqueue, (int, float)) and not isinstance(enqueue, bool) and math.isfinite(enqueue):
+                self._enqueue.append(min(max(float(enqueue), 0.0), 1.0))
+        return reply, window
+
+    def next_hold_s(self) -> Optional[float]:
+        """The hold to name in the next ``time`` request; None for a host without a GPU."""
+        if self.allocator is None or not getattr(self.allocator, "is_cuda", False):
+            return None
+        from .timing import HOLD_CREDIT_MAX_S, next_hold_s
+
+        return min(HOLD_CREDIT_MAX_S, next_hold_s(self._enqueue))
 
     def _collect_dropped(self) -> None:
         if self.allocator is None:

@@ -6,8 +6,9 @@ The checker (the worker) allocates every guarded buffer (tensors.GuardedBuffer) 
 * numpy, torch on the CPU: a memfd (os.memfd_create) of the buffer's size, mapped here; the host
   maps the same memfd, received over its socket (SCM_RIGHTS). Pages are page-aligned, so the
   data of a guarded buffer (+256 bytes) stays 64-byte aligned in both processes.
-* torch on CUDA: the checker's own device allocation, shared by CUDA IPC: the host gets the
-  pair torch.multiprocessing.reductions.reduce_tensor gives and calls ``rebuild(*args)``.
+* torch on CUDA: a driver allocation of its own, whole 2 MiB pages (cuda_ipc.Allocation), shared
+  by its CUDA IPC handle; the host maps exactly that allocation (cuda_ipc.Imported). Never a
+  block of torch's caching allocator: its IPC handle would map the whole segment around it.
 
 A buffer is mapped into a host only when an argument set that uses it is first sent there
 (reference buffers, pristine copies and spare sets never are). When the checker drops a buffer,
@@ -28,6 +29,11 @@ from typing import Any, Dict, List, Tuple
 from .tensors import ELEMENT_BYTES
 
 
+def _device_index(backend) -> int:
+    index = backend.device.index
+    return int(index) if index is not None else int(backend.torch.cuda.current_device())
+
+
 class SharedAllocator:
     """A backend (tensors.NumpyBackend / TorchBackend) whose allocations hosts can map; every
     other attribute is the wrapped backend's."""
@@ -38,6 +44,7 @@ class SharedAllocator:
         self._by_address: Dict[int, int] = {}
         self._records: Dict[int, Dict[str, Any]] = {}
         self._dropped: List[int] = []
+        self._device_ready = False
 
     def __getattr__(self, name):
         return getattr(self._backend, name)
@@ -54,9 +61,15 @@ class SharedAllocator:
         self._next_id += 1
         record: Dict[str, Any] = {"bytes": n}
         if getattr(b, "is_cuda", False):
-            block = b.empty_u8(n)
+            from . import cuda_ipc
+
+            if not self._device_ready:
+                cuda_ipc.use_device(_device_index(b))
+                self._device_ready = True
+            memory = cuda_ipc.Allocation(n)
+            block = memory.tensor(b.torch, b.device)
             record["kind"] = "cuda_ipc"
-            record["tensor"] = weakref.ref(block)
+            record["memory"] = weakref.ref(memory)
             address = int(block.data_ptr())
         else:
             fd = os.memfd_create("kloop-buffer-%d" % buf_id, getattr(os, "MFD_CLOEXEC", 1))
@@ -106,12 +119,12 @@ class SharedAllocator:
         req: Dict[str, Any] = {"op": "map", "buffer": buf_id, "bytes": r["bytes"], "kind": r["kind"]}
         if r["kind"] == "memfd":
             return req, [r["fd"]]
-        from torch.multiprocessing.reductions import reduce_tensor  # type: ignore
-
-        tensor = r["tensor"]()
-        if tensor is None:
-            raise KeyError("buffer %d is gone" % buf_id)
-        req["rebuild"] = reduce_tensor(tensor)
+        if "ipc" not in r:
+            memory = r["memory"]()
+            if memory is None:
+                raise KeyError("buffer %d is gone" % buf_id)
+            r["ipc"] = memory.export()
+        req["ipc"] = r["ipc"]
         return req, []
 
     def take_dropped(self) -> List[int]:
@@ -125,6 +138,7 @@ class HostBuffers:
     def __init__(self, backend):
         self.backend = backend
         self.blocks: Dict[int, Any] = {}
+        self._device_ready = False
 
     def map(self, req: Dict[str, Any], fds: List[int]) -> None:
         n = int(req["bytes"])
@@ -143,8 +157,12 @@ class HostBuffers:
 
                 block = np.frombuffer(mapping, dtype=np.uint8, count=n)
         else:
-            rebuild, args = req["rebuild"]
-            block = rebuild(*args)
+            from . import cuda_ipc
+
+            if not self._device_ready:
+                cuda_ipc.use_device(_device_index(b))
+                self._device_ready = True
+            block = cuda_ipc.Imported(str(req["ipc"]), n).tensor(b.torch, b.device)
         self.blocks[int(req["buffer"])] = block
 
     def drop(self, ids: List[int]) -> None:

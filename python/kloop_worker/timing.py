@@ -12,10 +12,14 @@ GPU (torch on CUDA), per sample (docs/measurement.md, "GPU timing protocol"):
 1. flush L2 by reading max(flush_bytes, 2 x L2) bytes of a zeroed tensor, then
    ``torch.cuda.synchronize()``;
 2. hold the stream: ``torch.cuda._sleep`` queues a one-thread spin kernel lasting longer than
-   the host needs to queue the call (twice the median of the last 16 enqueue times plus 20 us,
-   50 us to 50 ms: next_hold_s), so Python's launch overhead stays out of the interval as the
-   native runner's blocking kernel keeps it out; a call that took longer to queue than the hold
-   lasted is marked ``hold_timed_out``;
+   the host needs to queue the call, so Python's launch overhead stays out of the interval as the
+   native runner's blocking kernel keeps it out. In a candidate host the checker names the hold
+   in each request (remote_side.py: from the enqueue times the host reports, at most
+   HOLD_CREDIT_MAX_S, and credited to the timer cross-check); otherwise it is twice the median of
+   the last 16 enqueue times plus 20 us, 50 us to 50 ms (next_hold_s). The spin is sized in
+   cycles at the last SM clock NVML read (the max clock before the first). A call that took
+   longer to queue than the hold lasted is marked ``hold_timed_out``; every sample reports its
+   ``enqueue_s``;
 3. start event, the call, end event on the default (legacy) stream;
 4. ``torch.cuda.synchronize()`` (device-wide), then the elapsed time;
 5. SM clock and clock-event reasons from NVML (ctypes on libnvidia-ml.so.1); a sample below 75 %
@@ -41,6 +45,9 @@ COOLDOWN_S = 0.2
 MAX_CONSECUTIVE_DISCARDS = 20
 HOLD_MIN_S = 50e-6
 HOLD_MAX_S = 0.05
+# The longest hold a checker names for a candidate host: it credits the hold to the timer
+# cross-check, so this bounds what a host that skips its hold could hide per sample.
+HOLD_CREDIT_MAX_S = 1e-3
 
 
 def next_hold_s(enqueue_times) -> float:
@@ -73,7 +80,7 @@ class CpuTimer:
         self._pattern = (self._pattern + 1) & 0xFF
         self._flush[:nbytes:64] = self._pattern
 
-    def time_call(self, callee, kwargs) -> Tuple[float, Any, Optional[Dict[str, Any]]]:
+    def time_call(self, callee, kwargs, hold_s: Optional[float] = None) -> Tuple[float, Any, Optional[Dict[str, Any]]]:
         t0 = time.perf_counter_ns()
         ret = callee.invoke(kwargs)
         t1 = time.perf_counter_ns()
@@ -118,6 +125,7 @@ class CudaTimer:
         self.can_hold = hasattr(torch.cuda, "_sleep") and self.max_sm_clock_mhz > 0
         self._enqueue = deque(maxlen=16)
         self.hold_s = next_hold_s(self._enqueue)
+        self._clock_mhz = 0.0  # the SM clock of the last NVML sample
         self._discards = 0
         self.last_info: Optional[Dict[str, Any]] = None
 
@@ -161,36 +169,41 @@ class CudaTimer:
         self._flush[:n].amax()
         torch.cuda.synchronize()
 
-    def _hold(self) -> None:
+    def _hold(self, hold_s: float) -> None:
         if self.can_hold:
-            self.torch.cuda._sleep(int(self.hold_s * self.max_sm_clock_mhz * 1e6))
+            mhz = self._clock_mhz if self._clock_mhz > 0 else self.max_sm_clock_mhz
+            self.torch.cuda._sleep(int(hold_s * mhz * 1e6))
         else:
             self._canary.fill_(1)  # the census's probe kernel when there is no spin kernel
 
-    def _note_enqueue(self, t_enqueue: float) -> bool:
-        timed_out = self.can_hold and t_enqueue > self.hold_s
+    def _note_enqueue(self, t_enqueue: float, hold_s: float) -> bool:
+        timed_out = self.can_hold and t_enqueue > hold_s
         self._enqueue.append(t_enqueue)
         self.hold_s = next_hold_s(self._enqueue)
         return timed_out
 
-    def _timed(self, callee, kwargs) -> Tuple[float, Any, bool]:
+    def _timed(self, callee, kwargs, hold_s: Optional[float] = None) -> Tuple[float, Any, bool, float]:
+        """(event seconds, the call's return, whether the hold timed out, enqueue seconds)."""
         torch = self.torch
+        hold = self.hold_s if hold_s is None else hold_s
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
-        self._hold()
+        self._hold(hold)
         start.record()
         t0 = time.perf_counter()
         ret = callee.invoke(kwargs)
         t_enqueue = time.perf_counter() - t0
         end.record(torch.cuda.default_stream())
         torch.cuda.synchronize()
-        return start.elapsed_time(end) * 1e-3, ret, self._note_enqueue(t_enqueue)
+        return start.elapsed_time(end) * 1e-3, ret, self._note_enqueue(t_enqueue, hold), t_enqueue
 
     # -- the executor's interface ---------------------------------------------------------------
 
-    def time_call(self, callee, kwargs) -> Tuple[float, Any, Optional[Dict[str, Any]]]:
-        dt, ret, hold_timed_out = self._timed(callee, kwargs)
+    def time_call(self, callee, kwargs, hold_s: Optional[float] = None) -> Tuple[float, Any, Optional[Dict[str, Any]]]:
+        """One sample; ``hold_s``: the hold the checker names (None: this timer's own choice)."""
+        dt, ret, hold_timed_out, t_enqueue = self._timed(callee, kwargs, hold_s)
         info = self._record_clock(hold_timed_out)
+        info["enqueue_s"] = t_enqueue
         return dt, ret, info
 
     def checked_call(self, callee, kwargs, census: bool):
@@ -211,7 +224,7 @@ class CudaTimer:
             torch.cuda.synchronize()
             return self._timed(callee, kwargs)
 
-        (event_s, ret, hold_timed_out), c = self.census.run(body, self.CANARY_MARKERS)
+        (event_s, ret, hold_timed_out, _), c = self.census.run(body, self.CANARY_MARKERS)
         if c.get("available") and self.can_hold and not hold_timed_out:
             c["event_s"] = event_s
         return ret, c
@@ -244,6 +257,7 @@ class CudaTimer:
                         info["reasons"] = nvml_mod.describe_reasons(reasons)
         if mhz > 0:
             info["sm_clock_mhz"] = round(mhz)
+            self._clock_mhz = mhz
         if hold_timed_out:
             info["hold_timed_out"] = True
         low = mhz > 0 and self.max_sm_clock_mhz > 0 and mhz < THROTTLE_FRACTION * self.max_sm_clock_mhz

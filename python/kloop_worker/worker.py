@@ -27,7 +27,6 @@ imported into this process instead (diagnostics), as before the split.
 
 from __future__ import annotations
 
-import os
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -746,7 +745,8 @@ def make_timer(backend):
     if backend.is_cuda:
         from .census import Census
 
-        return timing.CudaTimer(backend, Census(backend.torch, os.getcwd()))
+        # The trace goes to the temporary directory: a confined host's private one (confinement.py).
+        return timing.CudaTimer(backend, Census(backend.torch, ""))
     return timing.CpuTimer(backend)
 
 

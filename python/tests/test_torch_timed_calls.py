@@ -5,11 +5,14 @@ found on the device, a scattered change touches at most 16 elements, hostile can
 reported as with numpy. Skipped unless torch sees a CUDA device (run on the GPU machine)."""
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import unittest
 
-from kloop_worker.protocol import CallPlan, EventWriter, TensorPlan, Tolerance, parse_job
+from kloop_worker.protocol import CallPlan, TensorPlan, Tolerance, parse_job
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 try:
     import torch
@@ -113,12 +116,15 @@ def double(x, y):
 @unittest.skipUnless(HAVE_CUDA, "needs torch with a CUDA device")
 class TorchBenchJobTest(unittest.TestCase):
     def run_bench(self, candidate, check_every, samples=120):
-        from kloop_worker.main import run_job
-
-        tmp = tempfile.mkdtemp(prefix="kloop-pyw-torch-")
+        """The bench job in a fresh worker process (python -m kloop_worker), as kloop runs it: its
+        hosts are forked before it touches CUDA, which this test process already has."""
+        root = tempfile.mkdtemp(prefix="kloop-pyw-torch-")
+        src_dir, tmp = os.path.join(root, "src"), os.path.join(root, "run")  # a confined host cannot read the job's directory
+        os.makedirs(src_dir)
+        os.makedirs(tmp)
         libs = []
         for k, text in (("cand", candidate), ("ref", REF)):
-            src = os.path.join(tmp, "%s.py" % k)
+            src = os.path.join(src_dir, "%s.py" % k)
             with open(src, "w", encoding="utf-8") as f:
                 f.write(text)
             m = os.path.join(tmp, "%s.json" % k)
@@ -127,7 +133,7 @@ class TorchBenchJobTest(unittest.TestCase):
                            "device": "cuda"}, f)
             libs.append(m)
         n = 1 << 16
-        job = parse_job({
+        job = {
             "schema_version": 1, "phase": "bench", "candidate_lib": libs[0], "reference_lib": libs[1],
             "base_lib": "", "candidate_device": "python", "reference_device": "python", "evict_bytes": 0,
             "calls": [{"mode": "fwd", "shape": "s", "entry": "double", "reference_entry": "double_ref",
@@ -139,13 +145,14 @@ class TorchBenchJobTest(unittest.TestCase):
                        "max_checks": 16, "warmup_min_calls": 3, "warmup_min_s": 0.0,
                        "stop": {"min_samples": samples, "min_time_s": 0.0, "target_rel_stdev": 1.0,
                                 "max_time_s": 60.0, "max_samples": samples}}],
-        })
-        path = os.path.join(tmp, "events.jsonl")
-        ev = EventWriter(path)
-        try:
-            self.assertEqual(run_job(job, ev), 0)
-        finally:
-            ev.close()
+        }
+        parse_job(job)  # the test's own job is well-formed
+        job_path, path = os.path.join(tmp, "job.json"), os.path.join(tmp, "events.jsonl")
+        with open(job_path, "w", encoding="utf-8") as f:
+            json.dump(job, f)
+        p = subprocess.run([sys.executable, "-m", "kloop_worker", "--job", job_path, "--events", path], cwd=tmp,
+                           env=dict(os.environ, PYTHONPATH=PYTHON_DIR), capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         with open(path, encoding="utf-8") as f:
             events = [json.loads(line) for line in f]
         return [e for e in events if e.get("event") == "bench_result"][0]

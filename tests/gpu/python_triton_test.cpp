@@ -215,7 +215,9 @@ TEST_P(TritonInterpretTest, WithoutAVisibleGpuTritonRunsInItsInterpreter) {
     EXPECT_EQ(r.record.at("build").at("candidate").at("target"), "torch-cpu+TRITON_INTERPRET");
     EXPECT_EQ(r.record.at("gate").at("runner_failure"), "");
     const auto& cases = r.record.at("gate").at("cases");
-    ASSERT_EQ(cases.size(), 3u * 2u) << r.record.at("gate").dump(1).substr(0, 6000);  // 3 trials x (y, rstd)
+    // 3 trials x each of the input's distributions x (y, rstd)
+    ASSERT_FALSE(cases.empty());
+    ASSERT_EQ(cases.size() % (3u * 2u), 0u) << r.record.at("gate").dump(1).substr(0, 6000);
     for (const auto& c : cases) {
         ASSERT_TRUE(c.at("errors").is_object()) << c.dump();
         EXPECT_EQ(c.at("errors").at("nan").get<int>(), 0) << c.dump();
