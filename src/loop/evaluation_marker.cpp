@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loop/iteration_summary.hpp"
+#include "loop/repo_git.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
 
@@ -51,8 +52,6 @@ bool abandoned_iteration(const fs::path& staging, int next_number, iteration_rec
     r.bench.clear();
     r.ab.clear();
     r.overall.reset();
-    r.git.committed = false;
-    r.git.note = "not committed: kloop died while evaluating it";
     r.recorded_at = utc_now();
     return true;
 }
@@ -60,7 +59,8 @@ bool abandoned_iteration(const fs::path& staging, int next_number, iteration_rec
 }  // namespace
 
 std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const std::string& op, int next_number,
-                                                      const record_origin& origin) {
+                                                      const record_origin& origin, const fs::path& candidate,
+                                                      platform::command_runner_base& runner) {
     std::vector<std::string> notes;
     std::vector<fs::path> marked;
     std::error_code ec;
@@ -71,6 +71,7 @@ std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const
     for (const auto& staging : marked) {
         iteration_record r;
         if (!abandoned_iteration(staging, next_number, r)) continue;
+        r.git = commit_snapshot(candidate, staging / r.candidate_file, commit_message(op, r), runner);
         const json body = {{"iteration", to_json(r)}, {"evaluation", nullptr}, {"ab", nullptr}};
         write_record(staging / "benchmark_result.json", "kloop.iteration", body, origin);
         platform::write_file_atomic(staging / "iteration_summary.md", iteration_summary_md(r, op));

@@ -18,8 +18,10 @@
 #include <string>
 #include <vector>
 
+
 #include "loop/iteration_record.hpp"
 #include "loop/workspace.hpp"
+#include "platform/subprocess.hpp"
 
 namespace kloop::loop {
 
@@ -40,8 +42,11 @@ private:
 
 // Call with the workspace lock held, before the iterations are read: every mark a dead kloop
 // left (at most one: the lock allows one writer) whose number is `next_number` becomes
-// iter_v<next_number>, rejected. Returns one line per recorded iteration, for the output.
+// iter_v<next_number>, rejected, and its staged copy is committed as `candidate`
+// (repo_git.hpp: commit_snapshot, which leaves the file as it is now). Returns one line per
+// recorded iteration, for the output.
 std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const std::string& op, int next_number,
-                                                      const record_origin& origin);
+                                                      const record_origin& origin, const std::filesystem::path& candidate,
+                                                      platform::command_runner_base& runner);
 
 }  // namespace kloop::loop

@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <string_view>
 #include <unistd.h>
 
 namespace kloop::loop {
@@ -10,7 +11,9 @@ namespace kloop::loop {
 void fault_point(std::string_view name) {
     const char* wanted = std::getenv("KLOOP_FAULT_POINT");
     if (wanted == nullptr || name != wanted) return;
-    ::kill(::getpid(), SIGKILL);
+    // KLOOP_FAULT_GROUP=1: the whole process group (0), as a terminal's or a job runner's kill does.
+    const char* group = std::getenv("KLOOP_FAULT_GROUP");
+    ::kill(group != nullptr && std::string_view(group) == "1" ? 0 : ::getpid(), SIGKILL);
     ::pause();  // SIGKILL cannot be caught; never returns
 }
 

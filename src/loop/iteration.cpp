@@ -32,17 +32,6 @@ namespace kloop::loop {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string commit_message(const std::string& op, const iteration_record& r) {
-    std::string detail;
-    if (r.status == iteration_status::rejected) detail = "rejected: " + to_string(r.rejection);
-    else if (r.overall)
-        detail = fmt::format("{}: {} x{:.3f} vs {}", to_string(r.status), measure::to_string(r.overall->verdict), r.overall->speedup,
-                             version_label(r.vs_best));
-    else detail = to_string(r.status);
-    std::string direction = r.direction.size() > 60 ? r.direction.substr(0, 57) + "..." : r.direction;
-    return fmt::format("kloop {} {} ({}): {}", op, version_label(r.number), detail, direction);
-}
-
 iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner) {
     iterate_outcome out;
     record_origin origin{req.command_line, {}};

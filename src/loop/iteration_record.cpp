@@ -3,11 +3,9 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
 
 #include "core/json_number.hpp"
-
-
-
 namespace kloop::loop {
 
 using nlohmann::json;
@@ -182,5 +180,16 @@ std::optional<double> geomean_of(const iteration_record& r, bool median) {
 
 std::optional<double> geomean_median_s(const iteration_record& r) { return geomean_of(r, true); }
 std::optional<double> geomean_mean_s(const iteration_record& r) { return geomean_of(r, false); }
+
+std::string commit_message(const std::string& op, const iteration_record& r) {
+    std::string detail;
+    if (r.status == iteration_status::rejected) detail = "rejected: " + to_string(r.rejection);
+    else if (r.overall)
+        detail = fmt::format("{}: {} x{:.3f} vs {}", to_string(r.status), measure::to_string(r.overall->verdict), r.overall->speedup,
+                             version_label(r.vs_best));
+    else detail = to_string(r.status);
+    std::string direction = r.direction.size() > 60 ? r.direction.substr(0, 57) + "..." : r.direction;
+    return fmt::format("kloop {} {} ({}): {}", op, version_label(r.number), detail, direction);
+}
 
 }  // namespace kloop::loop

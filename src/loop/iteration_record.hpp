@@ -107,4 +107,7 @@ struct iteration_record {
 // "v3"
 [[nodiscard]] std::string version_label(int n);
 
+// The git commit message of an iteration: "kloop <op> v<N> (<status and verdict>): <direction>".
+[[nodiscard]] std::string commit_message(const std::string& op, const iteration_record& r);
+
 }  // namespace kloop::loop

@@ -9,6 +9,7 @@
 #include "loop/opt_log.hpp"
 #include "loop/ranking.hpp"
 #include "platform/file_io.hpp"
+#include "platform/subprocess.hpp"
 
 namespace kloop::loop {
 
@@ -38,8 +39,10 @@ loop_session open_session(const fs::path& root, access a, record_origin origin, 
     if (held && held->is_held()) s.lock = std::move(held);
     else if (a == access::write) s.lock = std::make_unique<workspace_lock>(s.ws);
     else s.lock = std::make_unique<workspace_lock>(s.ws, std::nothrow);
+    platform::posix_command_runner git_runner;  // only for the commit of an abandoned evaluation
     if (s.lock->is_held())
-        for (auto& note : record_abandoned_evaluations(s.ws, s.c.op, static_cast<int>(s.ws.list_iterations().size()), s.origin))
+        for (auto& note : record_abandoned_evaluations(s.ws, s.c.op, static_cast<int>(s.ws.list_iterations().size()), s.origin,
+                                                  s.c.candidate, git_runner))
             s.repairs.push_back(std::move(note));
     for (int n : s.ws.list_iterations()) s.records.push_back(load_iteration(s.ws, n));
     if (s.records.empty())

@@ -103,52 +103,117 @@ private:
 };
 }  // namespace
 
-git_record commit_candidate(const fs::path& candidate, const std::string& message, platform::command_runner_base& runner) {
-    git_record g;
-    const auto dir = fs::absolute(candidate).parent_path();
-    const auto state = platform::git_state_of(dir, runner);
-    if (!state.available) {
-        g.note = "the candidate is not in a git repository with a commit; nothing committed";
-        return g;
+namespace {
+
+// One commit's git commands in the candidate's repository, with kloop's claim on its index.
+class commit_session {
+public:
+    commit_session(const fs::path& candidate, platform::command_runner_base& runner) : m_runner(runner) {
+        const auto dir = fs::absolute(candidate).parent_path();
+        const auto state = platform::git_state_of(dir, runner);
+        if (!state.available) return;
+        m_toplevel = state.toplevel;
+        m_rel = fs::absolute(candidate).lexically_normal().lexically_relative(state.toplevel).string();
+        if (auto git_dir = git({"rev-parse", "--absolute-git-dir"}); git_dir.succeeded()) {
+            m_git_dir = first_line(git_dir.stdout_text);
+            m_claim.emplace(m_git_dir);
+            m_recovered = m_claim->take();
+        }
     }
-    g.in_repo = true;
-    auto git = [&](std::vector<std::string> args) {
+
+    [[nodiscard]] bool in_repo() const { return !m_toplevel.empty(); }
+    [[nodiscard]] const std::string& rel() const { return m_rel; }
+    [[nodiscard]] const std::string& git_dir() const { return m_git_dir; }
+
+    platform::process_result git(std::vector<std::string> args, std::vector<std::pair<std::string, std::string>> env = {}) {
         platform::process_request r;
-        r.argv = {"git", "-C", state.toplevel};
+        r.argv = {"git", "-C", m_toplevel};
         r.argv.insert(r.argv.end(), args.begin(), args.end());
         r.env_overrides = {{"LC_ALL", "C"}};
+        for (auto& e : env) r.env_overrides.push_back(std::move(e));
         r.timeout_s = 60;
-        return runner.run(r);
-    };
-    const auto rel = fs::absolute(candidate).lexically_normal().lexically_relative(state.toplevel).string();
-    std::string recovered;
-    std::optional<index_claim> claim;
-    if (auto git_dir = git({"rev-parse", "--absolute-git-dir"}); git_dir.succeeded()) {
-        claim.emplace(first_line(git_dir.stdout_text));
-        recovered = claim->take();
+        return m_runner.run(r);
     }
-    const auto killed = [](const platform::process_result& r) { return r.term_signal != 0 || r.timed_out; };
-    const auto also = [&](const std::string& note) {
-        if (!note.empty()) recovered += (recovered.empty() ? "" : "; ") + note;
-    };
-    if (auto add = git({"add", "--", rel}); !add.succeeded()) {
-        if (claim && killed(add)) also(claim->after_killed_git());
-        g.note = "git add failed (" + add.describe() + "): " + git_error_line(add.stderr_text);
-        g.repair = recovered;
+
+    // A failed step: the record says which and why (and what was repaired on the way).
+    git_record failed(const std::string& step, const platform::process_result& r) {
+        if (m_claim && (r.term_signal != 0 || r.timed_out)) {
+            const auto note = m_claim->after_killed_git();
+            if (!note.empty()) m_recovered += (m_recovered.empty() ? "" : "; ") + note;
+        }
+        git_record g;
+        g.in_repo = true;
+        g.note = step + " failed (" + r.describe() + "): " + git_error_line(r.stderr_text + r.stdout_text);
+        g.repair = m_recovered;
         return g;
     }
-    if (auto commit = git({"commit", "--allow-empty", "-q", "-m", message, "--", rel}); !commit.succeeded()) {
-        if (claim && killed(commit)) also(claim->after_killed_git());
-        g.note = "git commit failed (" + commit.describe() + "): " + git_error_line(commit.stderr_text + commit.stdout_text);
-        g.repair = recovered;
+
+    git_record committed(const std::string& message) {
+        git_record g;
+        g.in_repo = true;
+        g.committed = true;
+        g.commit = first_line(git({"rev-parse", "HEAD"}).stdout_text);
+        g.note = message;
+        g.repair = m_recovered;
         return g;
     }
-    auto head = git({"rev-parse", "HEAD"});
-    g.committed = true;
-    g.commit = first_line(head.stdout_text);
-    g.note = message;
-    g.repair = recovered;
+
+private:
+    platform::command_runner_base& m_runner;
+    std::string m_toplevel, m_rel, m_git_dir, m_recovered;
+    std::optional<index_claim> m_claim;
+};
+
+git_record not_in_repo() {
+    git_record g;
+    g.note = "the candidate is not in a git repository with a commit; nothing committed";
     return g;
+}
+
+}  // namespace
+
+git_record commit_candidate(const fs::path& candidate, const std::string& message, platform::command_runner_base& runner) {
+    commit_session s(candidate, runner);
+    if (!s.in_repo()) return not_in_repo();
+    if (auto add = s.git({"add", "--", s.rel()}); !add.succeeded()) return s.failed("git add", add);
+    if (auto commit = s.git({"commit", "--allow-empty", "-q", "-m", message, "--", s.rel()}); !commit.succeeded())
+        return s.failed("git commit", commit);
+    return s.committed(message);
+}
+
+git_record commit_snapshot(const fs::path& candidate, const fs::path& snapshot, const std::string& message,
+                           platform::command_runner_base& runner) {
+    commit_session s(candidate, runner);
+    if (!s.in_repo()) return not_in_repo();
+    auto blob = s.git({"hash-object", "-w", "--", fs::absolute(snapshot).string()});
+    if (!blob.succeeded()) return s.failed("git hash-object", blob);
+    const auto perms = fs::status(candidate).permissions();
+    const std::string mode = (perms & fs::perms::owner_exec) != fs::perms::none ? "100755" : "100644";
+    const std::string entry = mode + "," + first_line(blob.stdout_text) + "," + s.rel();
+    auto head = s.git({"rev-parse", "--verify", "HEAD"});
+    if (!head.succeeded()) return s.failed("git rev-parse HEAD", head);
+    const std::string old_head = first_line(head.stdout_text);
+    // A private index built from HEAD: what the user staged stays out of this commit.
+    const std::string index = s.git_dir() + "/kloop-snapshot-index";
+    const std::vector<std::pair<std::string, std::string>> private_index = {{"GIT_INDEX_FILE", index}};
+    std::error_code ec;
+    fs::remove(index, ec);
+    const auto done = [&](git_record g) {
+        fs::remove(index, ec);
+        return g;
+    };
+    if (auto r = s.git({"read-tree", old_head}, private_index); !r.succeeded()) return done(s.failed("git read-tree", r));
+    if (auto r = s.git({"update-index", "--add", "--cacheinfo", entry}, private_index); !r.succeeded())
+        return done(s.failed("git update-index", r));
+    auto tree = s.git({"write-tree"}, private_index);
+    if (!tree.succeeded()) return done(s.failed("git write-tree", tree));
+    auto commit = s.git({"commit-tree", first_line(tree.stdout_text), "-p", old_head, "-m", message});
+    if (!commit.succeeded()) return done(s.failed("git commit-tree", commit));
+    if (auto r = s.git({"update-ref", "-m", "kloop: " + message, "HEAD", first_line(commit.stdout_text), old_head}); !r.succeeded())
+        return done(s.failed("git update-ref", r));
+    // The user's index follows HEAD for this one file; the working tree is not touched.
+    if (auto r = s.git({"update-index", "--add", "--cacheinfo", entry}); !r.succeeded()) return done(s.failed("git update-index", r));
+    return done(s.committed(message));
 }
 
 std::string ignore_workspace(const fs::path& workspace, const fs::path& toplevel) {

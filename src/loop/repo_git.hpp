@@ -21,6 +21,13 @@ namespace kloop::loop {
 [[nodiscard]] git_record commit_candidate(const std::filesystem::path& candidate, const std::string& message,
                                           platform::command_runner_base& runner);
 
+// Commits the content of `snapshot` as `candidate` (a child commit of HEAD with that one file
+// changed, built in a private index) without touching the working tree or what the user staged;
+// the index entry of `candidate` follows. For an iteration a later command records (its kloop
+// died while evaluating it), when the file may already hold the next candidate.
+[[nodiscard]] git_record commit_snapshot(const std::filesystem::path& candidate, const std::filesystem::path& snapshot,
+                                         const std::string& message, platform::command_runner_base& runner);
+
 // Adds "/<workspace relative to the toplevel>/" to <toplevel>/.gitignore when the workspace is
 // inside the repository and no line already says so. Returns a note for the output.
 [[nodiscard]] std::string ignore_workspace(const std::filesystem::path& workspace, const std::filesystem::path& toplevel);

@@ -1172,8 +1172,60 @@ private:
 
 }  // namespace
 
+namespace {
+
+// The line of the first byte >= 0x80 outside a string or a comment — or of a quote that cannot
+// open a string (not after `=`, `[`, `{`, `,`, `.` or at a line's start) — or 0. TOML allows
+// non-ASCII text only in strings and comments, and toml++ 3.3 (Debian 12) reaches
+// __builtin_unreachable on some non-ASCII characters where it looks for whitespace (U+00A1 to
+// U+0499, e.g. `x = ö`): such text is refused before toml++ sees it (found by
+// fuzz/spec_loader_fuzz).
+int line_of_non_ascii_outside_strings(std::string_view t) {
+    int line = 1;
+    char last = '\n';  // the last character outside strings and comments that is not a blank
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const char c = t[i];
+        if (c == '\n') {
+            ++line;
+            last = c;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+        } else if (c == '#') {  // a comment, to the end of the line
+            while (i + 1 < t.size() && t[i + 1] != '\n') ++i;
+        } else if (c == '"' || c == '\'') {
+            if (std::string_view("=[{,.\n").find(last) == std::string_view::npos) return line;
+            last = c;
+            const bool multi = t.substr(i, 3) == std::string(3, c);
+            const std::string close = multi ? std::string(3, c) : std::string(1, c);
+            i += close.size();
+            for (; i < t.size(); ++i) {
+                if (t[i] == '\n') {
+                    ++line;
+                    if (!multi) break;  // toml++ reports the unterminated string
+                } else if (c == '"' && t[i] == '\\') {
+                    ++i;  // an escaped character: \" does not end the string
+                    if (i < t.size() && t[i] == '\n') ++line;
+                } else if (t.compare(i, close.size(), close) == 0) {
+                    i += close.size() - 1;
+                    break;
+                }
+            }
+        } else if (static_cast<unsigned char>(c) >= 0x80) {
+            return line;
+        } else {
+            last = c;
+        }
+    }
+    return 0;
+}
+
+}  // namespace
+
 op_spec parse_op_spec(const std::string& text, const fs::path& file, const fs::path& op_dir) {
     const std::string file_name = file.string();
+    if (const int line = line_of_non_ascii_outside_strings(text); line > 0)
+        throw spec_error(file_name, line, "<syntax>",
+                         "a non-ASCII character outside a string or a comment, or a quote where no string can start (keys and "
+                         "bare values are ASCII in TOML)");
     toml::table root;
     try {
         root = toml::parse(std::string_view(text), std::string_view(file_name));

@@ -1,17 +1,28 @@
 // Unit under test: the loop end to end through the real kloop binary — init, iterate (positive,
 // rejected, negative), status, best, report, nogo, dispatch; the iteration cap; blocked
-// fingerprints; a changed frozen file (exit 5); and SIGKILL at every fault point and at random
-// moments during iterate, after which the next command reads a consistent workspace.
+// fingerprints; a changed frozen file (exit 5); SIGKILL at every fault point and at random
+// moments during iterate, after which the next command reads a consistent workspace; and the
+// fault-injection run: more than 50 SIGKILLs of init, iterate, report and verify, by pid and by
+// process group, at every named point and at moments spread over each command's run, after each
+// of which nothing of the run is left running, no temporary file outlives the next command,
+// and every logged iteration has its snapshot, its commit and its memory row.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <csignal>
+#include <fcntl.h>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include "kloop_process.hpp"
 #include "platform/file_io.hpp"
+#include "loop/strategy_memory.hpp"
 #include "platform/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -315,4 +326,297 @@ TEST_F(LoopTest, SigkillAtRandomMomentsLeavesAConsistentWorkspace) {
         expect_consistent(now);
         before = now;
     }
+}
+
+namespace {
+
+// The processes whose parent is this one (a subreaper: every orphaned descendant of a kloop it
+// ran comes here), zombies reaped.
+std::vector<std::pair<pid_t, std::string>> children_of_this_process() {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    std::vector<std::pair<pid_t, std::string>> out;
+    const pid_t self = ::getpid();
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const auto name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(e.path() / "stat");
+        std::string line;
+        if (!std::getline(in, line)) continue;
+        const auto close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        char state = 0;
+        int ppid = 0;
+        if (std::sscanf(line.c_str() + close + 1, " %c %d", &state, &ppid) != 2 || ppid != self || state == 'Z') continue;
+        out.emplace_back(std::stoi(name), line.substr(line.find('(') + 1, close - line.find('(') - 1));
+    }
+    return out;
+}
+
+// Names under `root` that are temporary files of atomic writes or staging directories.
+std::vector<std::string> temporary_files_under(const fs::path& root) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    if (!fs::exists(root, ec)) return found;
+    for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) break;
+        const auto name = it->path().filename().string();
+        if (name == ".git") {
+            it.disable_recursion_pending();
+            continue;
+        }
+        if (name.find(".tmp-") != std::string::npos || name.rfind(".staging-", 0) == 0) found.push_back(it->path().string());
+    }
+    return found;
+}
+
+struct kill_tally {
+    int by_pid = 0;
+    int by_group = 0;
+    int orphans = 0;
+    int temporary_files = 0;
+    int lost_or_corrupt = 0;
+    int failed_next_commands = 0;
+    [[nodiscard]] int kills() const { return by_pid + by_group; }
+};
+
+}  // namespace
+
+class FaultInjectionTest : public LoopTest {
+protected:
+    kill_tally m_tally;
+
+    // Runs kloop (a group leader, like a shell job) and SIGKILLs it: at `point` (KLOOP_FAULT_POINT)
+    // or `delay` after its start; the pid alone or its whole group. Then checks, and counts, that
+    // nothing it started outlives it.
+    void killed_run(std::vector<std::string> args, const std::string& point, std::chrono::milliseconds delay,
+                    bool group) {
+        std::vector<std::string> argv = {kloop_binary()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const pid_t pid = ::fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            ::setpgid(0, 0);
+            for (const auto& [n, v] : env(point)) ::setenv(n.c_str(), v.c_str(), 1);
+            if (group) ::setenv("KLOOP_FAULT_GROUP", "1", 1);
+            if (::chdir(m_repo.c_str()) != 0) ::_exit(126);
+            const int null_fd = ::open("/dev/null", O_WRONLY);
+            ::dup2(null_fd, 1);
+            ::dup2(null_fd, 2);
+            std::vector<char*> cargv;
+            for (auto& a : argv) cargv.push_back(a.data());
+            cargv.push_back(nullptr);
+            ::execv(cargv[0], cargv.data());
+            ::_exit(127);
+        }
+        ::setpgid(pid, pid);
+        if (point.empty()) {
+            std::this_thread::sleep_for(delay);
+            ::kill(group ? -pid : pid, SIGKILL);
+        }
+        int st = 0;
+        ::waitpid(pid, &st, 0);
+        (group ? m_tally.by_group : m_tally.by_pid) += 1;
+        // What kloop started dies with it (PR_SET_PDEATHSIG) or with its group: give the kernel a
+        // moment to deliver, then whatever is left is an orphan.
+        std::vector<std::pair<pid_t, std::string>> left;
+        for (int i = 0; i < 30; ++i) {
+            left = children_of_this_process();
+            if (left.empty()) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        for (const auto& [p, comm] : left) {
+            ADD_FAILURE() << "left running after the kill: pid " << p << " (" << comm << ")";
+            ++m_tally.orphans;
+            ::kill(p, SIGKILL);
+        }
+    }
+
+    void expect_no_temporary_files(const fs::path& root) {
+        for (const auto& f : temporary_files_under(root)) {
+            ADD_FAILURE() << "temporary file left after the next command: " << f;
+            ++m_tally.temporary_files;
+        }
+    }
+
+    // After a kill of a command on the main workspace: the next command works, the iteration is
+    // whole or absent, its commit and memory row are there, nothing temporary is left.
+    int check_main_workspace(int before, std::size_t rows_minus_iterations) {
+        const auto st = run({"status", "--json", "--workspace", m_ws.string()});
+        if (st.exit_code != 0 || !st.record.is_object()) {
+            ADD_FAILURE() << "status after the kill: exit " << st.exit_code << " " << st.err;
+            ++m_tally.failed_next_commands;
+            return before;
+        }
+        const int now = st.record.at("iterations").get<int>();
+        if (now != before && now != before + 1) {
+            ADD_FAILURE() << "iterations went from " << before << " to " << now;
+            ++m_tally.lost_or_corrupt;
+        }
+        const bool failed_before = HasFailure();
+        expect_consistent(now);
+        const auto log = git({"log", "--format=%s"}).stdout_text;
+        if (now > before) {  // also one a later command recorded because its kloop died evaluating it
+            const auto rec = nlohmann::json::parse(
+                kloop::platform::read_file(m_ws / ("iter_v" + std::to_string(now)) / "benchmark_result.json"));
+            EXPECT_TRUE(rec.at("iteration").at("git").at("committed").get<bool>()) << rec.at("iteration").at("git").dump();
+            EXPECT_EQ(git({"status", "--porcelain", "--", m_kernel.string()}).stdout_text.empty(),
+                      kloop::platform::read_file(m_kernel) ==
+                          kloop::platform::read_file(m_ws / ("iter_v" + std::to_string(now)) / "kernel.cpp"));
+        }
+        for (int n = 1; n <= now; ++n)
+            EXPECT_NE(log.find("kloop rmsnorm v" + std::to_string(n) + " ("), std::string::npos) << "no commit of v" << n;
+        kloop::loop::strategy_memory memory(m_memory);
+        EXPECT_EQ(memory.count_rows(), static_cast<std::size_t>(now) + rows_minus_iterations);
+        if (!failed_before && HasFailure()) ++m_tally.lost_or_corrupt;  // counts the first such kill
+        expect_no_temporary_files(m_repo);
+        return now;
+    }
+
+    template <class F>
+    std::chrono::milliseconds timed(F&& f) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+    }
+};
+
+TEST_F(FaultInjectionTest, FiftyKillsByPidAndGroupLoseNothingAndLeaveNothingRunning) {
+    ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+    const auto t_start = std::chrono::steady_clock::now();
+    std::vector<std::string> init_args = {"init", m_op.string(), "--candidate", m_kernel.string(), "--max-iterations", "200",
+                                          "--held-out", "0"};
+    for (const auto& a : quick_bench()) init_args.push_back(a);
+    auto with_workspace = [](std::vector<std::string> a, const fs::path& ws) {
+        a.insert(a.end(), {"--workspace", ws.string()});
+        return a;
+    };
+
+    // The main loop, uninterrupted: its init's duration spreads the init kills below.
+    kloop_run first;
+    const auto init_ms = timed([&] { first = run(with_workspace(init_args, m_ws)); });
+    ASSERT_EQ(first.exit_code, 0) << first.err << first.out;
+    std::size_t rows_minus_iterations = kloop::loop::strategy_memory(m_memory).count_rows();
+
+    // init: killed before its workspace exists — at its named points before the rename and at
+    // seven moments of the first half of its run — into one workspace, each kill's debris met by
+    // the next init there, the last of which completes it; and killed after the rename, by pid
+    // and by group, each into a workspace of its own, which the next init finds complete (exit
+    // 2) and status reads.
+    const auto killed_ws = m_repo / "killed-inits" / "ws";
+    auto init_kill = [&](const fs::path& ws, const std::string& point, std::chrono::milliseconds delay, bool group) {
+        SCOPED_TRACE("init killed " + (point.empty() ? "after " + std::to_string(delay.count()) + " ms" : "at " + point) +
+                     (group ? ", by group" : ", by pid"));
+        killed_run(with_workspace(init_args, ws), point, delay, group);
+    };
+    for (const char* point : {"init.after_baseline", "init.before_rename"})
+        for (bool group : {false, true}) init_kill(killed_ws, point, {}, group);
+    for (int i = 0; i < 7; ++i) init_kill(killed_ws, "", init_ms * (i + 1) / 16, i % 2 == 1);
+    {
+        const auto done = run(with_workspace(init_args, killed_ws));
+        EXPECT_EQ(done.exit_code, 0) << "the init after the kills: " << done.err;
+        if (done.exit_code != 0) ++m_tally.failed_next_commands;
+        expect_no_temporary_files(killed_ws);
+    }
+    for (bool group : {false, true}) {
+        const auto ws = m_repo / "killed-inits" / (group ? "after-rename-group" : "after-rename-pid");
+        init_kill(ws, "init.after_rename", {}, group);
+        const auto again = run(with_workspace(init_args, ws));
+        const auto st = run({"status", "--json", "--workspace", ws.string()});
+        if ((again.exit_code != 0 && again.exit_code != 2) || st.exit_code != 0) {
+            ADD_FAILURE() << "after the kill: init exit " << again.exit_code << " " << again.err << "; status exit "
+                          << st.exit_code << " " << st.err;
+            ++m_tally.failed_next_commands;
+        }
+        expect_no_temporary_files(ws);
+    }
+
+    // iterate: a rejected candidate (quick) killed at every named point, by pid and by group...
+    int iterations = 0;
+    rows_minus_iterations = kloop::loop::strategy_memory(m_memory).count_rows();  // with the other loops' v0s
+    const auto proposal = m_dir.path() / "p.md";
+    for (const char* point : {"iterate.staged", "iterate.compared", "iterate.profiled", "iterate.committed", "iterate.written",
+                              "iterate.renamed", "iterate.logged", "iterate.remembered"})
+        for (bool group : {false, true}) {
+            SCOPED_TRACE(std::string("iterate killed at ") + point + (group ? ", by group" : ", by pid"));
+            fs::copy_file(m_op / "broken" / "wrong_result.cpp", m_kernel, fs::copy_options::overwrite_existing);
+            kloop::platform::write_file_atomic(proposal, proposal_text(std::string("killed at ") + point, "- drop scale"));
+            std::vector<std::string> a = {"iterate", "--proposal", proposal.string(), "--workspace", m_ws.string(),
+                                          "--held-out", "0"};
+            for (const auto& q : quick_bench()) a.push_back(q);
+            killed_run(a, point, {}, group);
+            iterations = check_main_workspace(iterations, rows_minus_iterations);
+        }
+    // ... and an honest one at twelve moments spread over a whole iteration (build, gate, A/B,
+    // classification, records, git, memory).
+    fs::copy_file(m_op / "versions" / "v1_rowwise.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    kloop::platform::write_file_atomic(proposal, proposal_text("rows", "- vectorization"));
+    std::vector<std::string> it_args = {"iterate", "--proposal", proposal.string(), "--workspace", m_ws.string(),
+                                        "--held-out", "0"};
+    for (const auto& q : quick_bench()) it_args.push_back(q);
+    kloop_run whole;
+    const auto iterate_ms = timed([&] { whole = run(it_args); });
+    ASSERT_EQ(whole.exit_code, 0) << whole.err << whole.out;
+    iterations = check_main_workspace(iterations, rows_minus_iterations);
+    ASSERT_EQ(iterations, status().at("iterations").get<int>());
+    for (int i = 0; i < 10; ++i) {
+        const auto delay = iterate_ms * (2 * i + 1) / 20;
+        SCOPED_TRACE("iterate killed after " + std::to_string(delay.count()) + " ms");
+        killed_run(it_args, "", delay, i % 2 == 1);
+        iterations = check_main_workspace(iterations, rows_minus_iterations);
+    }
+
+    // report: at its named point and at four moments of its run; a whole report still works after.
+    std::vector<std::string> report_args = {"report", "--quiet", "--workspace", m_ws.string(), "--held-out", "0"};
+    for (const auto& q : quick_bench()) report_args.push_back(q);
+    for (bool group : {false, true}) {
+        SCOPED_TRACE(std::string("report killed at report.compared") + (group ? ", by group" : ", by pid"));
+        killed_run(report_args, "report.compared", {}, group);
+        iterations = check_main_workspace(iterations, rows_minus_iterations);
+    }
+    kloop_run rep;
+    const auto report_ms = timed([&] { rep = run(report_args); });
+    ASSERT_EQ(rep.exit_code, 0) << rep.err << rep.out;
+    for (int i = 0; i < 3; ++i) {
+        SCOPED_TRACE("report killed after " + std::to_string((report_ms * (2 * i + 1) / 6).count()) + " ms");
+        killed_run(report_args, "", report_ms * (2 * i + 1) / 6, i % 2 == 1);
+        iterations = check_main_workspace(iterations, rows_minus_iterations);
+    }
+
+    // verify (a run of a candidate outside the loop): at six moments; nothing may be left running
+    // and the next verify works.
+    std::vector<std::string> verify_args = {"verify", m_op.string(), "--candidate",
+                                            (m_op / "versions" / "v1_rowwise.cpp").string(), "--held-out", "0"};
+    for (const auto& q : quick_bench()) verify_args.push_back(q);
+    kloop_run ver;
+    const auto verify_ms = timed([&] { ver = run(verify_args); });
+    ASSERT_EQ(ver.exit_code, 0) << ver.err << ver.out;
+    for (int i = 0; i < 6; ++i) {
+        SCOPED_TRACE("verify killed after " + std::to_string((verify_ms * (2 * i + 1) / 12).count()) + " ms");
+        killed_run(verify_args, "", verify_ms * (2 * i + 1) / 12, i % 2 == 1);
+    }
+    ver = run(verify_args);
+    EXPECT_EQ(ver.exit_code, 0) << ver.err << ver.out;
+
+    // The loop goes on: best, report and one more iteration, then nothing temporary anywhere.
+    EXPECT_EQ(run({"best", "--json", "--workspace", m_ws.string()}).exit_code, 0);
+    fs::copy_file(m_op / "versions" / "v2_streaming.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    kloop::platform::write_file_atomic(proposal, proposal_text("streaming", "- streaming"));
+    const auto last = run(it_args);
+    EXPECT_EQ(last.exit_code, 0) << last.err << last.out;
+    iterations = check_main_workspace(iterations, rows_minus_iterations);
+    EXPECT_EQ(run(report_args).exit_code, 0);
+    expect_no_temporary_files(m_repo);
+
+    std::printf("uninterrupted: init %lld ms, iterate %lld ms, report %lld ms, verify %lld ms\n",
+                static_cast<long long>(init_ms.count()), static_cast<long long>(iterate_ms.count()),
+                static_cast<long long>(report_ms.count()), static_cast<long long>(verify_ms.count()));
+    const auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    EXPECT_GE(m_tally.kills(), 50);
+    std::printf("fault injection: %d kills (%d by pid, %d by process group) of init, iterate, report and verify; "
+                "lost or corrupt iterations %d, orphans %d, temporary files left %d, failed next commands %d; "
+                "%d iterations recorded; %.1f s\n",
+                m_tally.kills(), m_tally.by_pid, m_tally.by_group, m_tally.lost_or_corrupt, m_tally.orphans,
+                m_tally.temporary_files, m_tally.failed_next_commands, iterations, secs);
 }

@@ -86,7 +86,7 @@ TEST(IterationRecordTest, JsonRoundTrip) {
     auto r = record(4, S::negative, 1.5, 3.0);
     r.ab.push_back({"fwd", "a", true, "", r.bench[0].s, r.bench[0].s, measure::ab_result{1.0, 0.98, 1.02, measure::ab_verdict::same}});
     r.overall = measure::ab_result{1.0, 0.98, 1.02, measure::ab_verdict::same};
-    r.git = {true, true, "deadbeef", "msg"};
+    r.git = {true, true, "deadbeef", "msg", ""};
     r.warnings = {"blocked"};
     r.profile_status = "full";
     r.profile_bound = "memory-bound";

@@ -1,6 +1,8 @@
 // Unit under test: loop/evaluation_marker — an evaluation whose kloop died is recorded as a
-// rejection of its candidate by the next command; a finished one leaves no mark; a mark that does
-// not fit the workspace is not turned into an iteration.
+// rejection of its candidate by the next command, and its staged copy committed as the candidate
+// file without touching the file or what the user staged (loop/repo_git commit_snapshot); a
+// finished one leaves no mark; a mark that does not fit the workspace is not turned into an
+// iteration.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -13,6 +15,7 @@
 #include "loop/workspace.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
+#include "platform/subprocess.hpp"
 
 using namespace kloop;
 using namespace kloop::loop;
@@ -26,6 +29,21 @@ protected:
     workspace m_ws{m_dir.path()};
     fs::path m_staging;
     iteration_record m_record;
+    fs::path m_candidate = m_dir.path() / "not-a-repo" / "kernel.cpp";  // outside git: nothing committed
+    platform::posix_command_runner m_runner;
+
+    std::vector<std::string> record(int next) {
+        return record_abandoned_evaluations(m_ws, "toy", next, {}, m_candidate, m_runner);
+    }
+
+    std::string git(const fs::path& repo, std::vector<std::string> args) {
+        platform::process_request r;
+        r.argv = {"git", "-C", repo.string()};
+        r.argv.insert(r.argv.end(), args.begin(), args.end());
+        const auto res = m_runner.run(r);
+        EXPECT_TRUE(res.succeeded()) << res.stderr_text;
+        return res.stdout_text;
+    }
 
     void SetUp() override {
         fs::create_directories(m_ws.iteration_dir(0));  // v0 exists; the marked iteration is v1
@@ -63,13 +81,13 @@ protected:
 TEST_F(EvaluationMarkerTest, AFinishedEvaluationLeavesNoMark) {
     { evaluation_marker mark(m_staging, m_record); EXPECT_TRUE(fs::exists(m_staging / evaluation_marker_name)); }
     EXPECT_FALSE(fs::exists(m_staging / evaluation_marker_name));
-    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 1, {}).empty());
+    EXPECT_TRUE(record(1).empty());
     EXPECT_FALSE(fs::exists(m_ws.iteration_dir(1)));
 }
 
 TEST_F(EvaluationMarkerTest, TheCandidateOfADeadKloopIsRecordedAsRejected) {
     mark_and_die();
-    const auto notes = record_abandoned_evaluations(m_ws, "toy", 1, {});
+    const auto notes = record(1);
     ASSERT_EQ(notes.size(), 1u);
     EXPECT_NE(notes[0].find("v1: kloop (pid"), std::string::npos) << notes[0];
     const fs::path dir = m_ws.iteration_dir(1);
@@ -88,17 +106,49 @@ TEST_F(EvaluationMarkerTest, TheCandidateOfADeadKloopIsRecordedAsRejected) {
     EXPECT_EQ(r.candidate_sha256, m_record.candidate_sha256);
     EXPECT_EQ(r.fingerprint, "fp");
     EXPECT_FALSE(r.git.committed);
+    EXPECT_NE(r.git.note.find("not in a git repository"), std::string::npos) << r.git.note;
     // Recorded once: the next command finds nothing left to record.
-    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 2, {}).empty());
+    EXPECT_TRUE(record(2).empty());
 }
 
 TEST_F(EvaluationMarkerTest, AMarkThatDoesNotFitIsNotRecorded) {
     mark_and_die();
     // Another iteration number: the workspace moved on since (v1 exists already).
-    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 2, {}).empty());
+    EXPECT_TRUE(record(2).empty());
     EXPECT_FALSE(fs::exists(m_ws.iteration_dir(2)));
     // The staged copy is not the candidate the mark names.
     platform::write_file_atomic(m_staging / "kernel.cpp", "int another;\n");
-    EXPECT_TRUE(record_abandoned_evaluations(m_ws, "toy", 1, {}).empty());
+    EXPECT_TRUE(record(1).empty());
     EXPECT_FALSE(fs::exists(m_ws.iteration_dir(1)));
+}
+
+TEST_F(EvaluationMarkerTest, TheRecordedCandidateIsCommittedAndTheFileAndTheIndexAreLeftAlone) {
+    const fs::path repo = m_dir.path() / "repo";
+    fs::create_directories(repo);
+    m_candidate = repo / "kernel.cpp";
+    git(repo, {"init", "-q"});
+    git(repo, {"config", "user.email", "t@localhost"});
+    git(repo, {"config", "user.name", "t"});
+    platform::write_file_atomic(m_candidate, "int v0;\n");
+    platform::write_file_atomic(repo / "other.txt", "a\n");
+    git(repo, {"add", "-A"});
+    git(repo, {"commit", "-q", "-m", "start"});
+    // Since the kloop died: the user wrote the next candidate and staged another change.
+    platform::write_file_atomic(m_candidate, "int next;\n");
+    platform::write_file_atomic(repo / "other.txt", "b\n");
+    git(repo, {"add", "other.txt"});
+
+    mark_and_die();
+    ASSERT_EQ(record(1).size(), 1u);
+    const auto r = iteration_record_from_json(
+        read_record(m_ws.iteration_dir(1) / "benchmark_result.json", "kloop.iteration").at("iteration"));
+    ASSERT_TRUE(r.git.committed) << r.git.note;
+    EXPECT_EQ(r.git.commit + "\n", git(repo, {"rev-parse", "HEAD"}));
+    EXPECT_EQ(git(repo, {"log", "-1", "--format=%s"}), "kloop toy v1 (rejected: crash): unroll\n");
+    EXPECT_EQ(git(repo, {"show", "HEAD:kernel.cpp"}), "int candidate;\n");  // what was evaluated
+    EXPECT_EQ(git(repo, {"show", "--name-only", "--format=", "HEAD"}), "kernel.cpp\n");  // only the candidate
+    EXPECT_EQ(platform::read_file(m_candidate), "int next;\n");                         // the file is untouched
+    // The index: kernel.cpp follows HEAD (the next candidate is an unstaged change); other.txt is
+    // still staged.
+    EXPECT_EQ(git(repo, {"status", "--porcelain"}), " M kernel.cpp\nM  other.txt\n");
 }

@@ -577,3 +577,27 @@ TEST(SpecLoaderExampleTest, LoadsTheRmsnormDirectory) {
     expect_rmsnorm(s);
     EXPECT_EQ(s.reference, fs::weakly_canonical(example_dir / "reference.cpp"));
 }
+
+// Non-ASCII text is TOML only in strings and comments; elsewhere (and a quote where no string can
+// start) it is refused on its line before toml++ runs, whose 3.3 release reaches
+// __builtin_unreachable on `x = ö` (fuzz/corpus/spec_loader/regression_*).
+TEST_F(SpecLoaderTest, NonAsciiOutsideStringsIsASyntaxErrorOnItsLine) {
+    const auto syntax_error_at = [&](const std::string& text, int line) {
+        try {
+            (void)load(text);
+            ADD_FAILURE() << "loaded:\n" << text;
+        } catch (const spec_error& e) {
+            EXPECT_EQ(e.get_field(), "<syntax>") << e.what();
+            EXPECT_EQ(e.get_line(), line) << e.what();
+        }
+    };
+    syntax_error_at(make_spec({{22, "params = { eps = \xc3\xb6 }"}}), 22);      // x = ö
+    syntax_error_at(make_spec({{8, "n\xc3\xa4mes = [\"N\", \"D\"]"}}), 8);      // a non-ASCII key
+    syntax_error_at(make_spec({{23, "flops = 0\"\x14\xcc\x85\""}}), 23);       // a quote after a value
+    // In strings and comments, with escaped quotes and multi-line strings, it is text like any.
+    const auto ok = load(make_spec({{6, "description = \"toy \\\" \xc2\xb5s\"  # \xc3\xb6 \" \xe2\x80\x94"},
+                                    {9, "# \xc3\xa9t\xc3\xa9 '"}}));
+    EXPECT_EQ(ok.description, "toy \" \xc2\xb5s");
+    const auto multi = load(make_spec({{6, "description = '''multi \xc3\xb6"}, {7, "line''' # \"\n[dims]"}}));
+    EXPECT_EQ(multi.description, "multi \xc3\xb6\nline");
+}
