@@ -109,6 +109,21 @@ class _Memory:
         return {"shape": (self.nbytes,), "typestr": "|u1", "data": (self.ptr, False), "version": 3,
                 "strides": None}
 
+    def _release(self, ptr: int) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Frees the allocation or closes the mapping (once)."""
+        if self.ptr:
+            p, self.ptr = self.ptr, 0
+            self._release(p)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: the process's exit frees it
+            pass
+
     def tensor(self, torch, device):
         """The range as a torch uint8 tensor on ``device``; the tensor keeps this object alive."""
         if self.nbytes == 0:
@@ -131,16 +146,8 @@ class Allocation(_Memory):
         _check(_driver().cuIpcGetMemHandle(h, self.ptr), "cuIpcGetMemHandle")
         return h.raw.hex()
 
-    def close(self) -> None:
-        if self.ptr:
-            p, self.ptr = self.ptr, 0
-            _driver().cuMemFree_v2(p)
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown: the process's exit frees it
-            pass
+    def _release(self, ptr: int) -> None:
+        _driver().cuMemFree_v2(ptr)
 
 
 class Imported(_Memory):
@@ -156,13 +163,5 @@ class Imported(_Memory):
                                                _LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle")
         self.ptr = p.value
 
-    def close(self) -> None:
-        if self.ptr:
-            p, self.ptr = self.ptr, 0
-            _driver().cuIpcCloseMemHandle(p)
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+    def _release(self, ptr: int) -> None:
+        _driver().cuIpcCloseMemHandle(ptr)

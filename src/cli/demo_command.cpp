@@ -116,7 +116,8 @@ protected:
                                           fmt::format("{}", m_options.stop.max_time_s), "--timeout",
                                           fmt::format("{}", m_options.timeout_s), "--compile-timeout",
                                           fmt::format("{}", m_options.compile_timeout_s), "--max-output-mib",
-                                          std::to_string(m_options.max_output_bytes >> 20)};
+                                          std::to_string(m_options.max_output_bytes >> 20), "--max-memory-mib",
+                                          std::to_string(m_options.max_memory_bytes >> 20)};
         auto step = [&](std::vector<std::string> args, bool with_bench, std::vector<int> ok_codes = {0}) {
             if (with_bench) args.insert(args.end(), bench.begin(), bench.end());
             std::string line = "kloop";

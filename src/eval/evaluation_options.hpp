@@ -11,8 +11,16 @@
 #include <vector>
 
 #include "measure/stopping_rule.hpp"
+#include "platform/host_info.hpp"
 
 namespace kloop::eval {
+
+// Three quarters of the machine's physical memory, rounded down to MiB (0 when unknown): a
+// candidate that allocates past it fails its own allocation before the out-of-memory killer picks
+// a victim (kloop, or another process of the machine).
+[[nodiscard]] inline std::size_t default_memory_limit_bytes() {
+    return (platform::physical_memory_bytes() / 4 * 3) >> 20 << 20;
+}
 
 struct evaluation_options {
     std::vector<std::string> modes;        // empty = every mode in the spec
@@ -26,6 +34,9 @@ struct evaluation_options {
     // What each of a runner's stdout and stderr logs keeps (the candidate's prints); the rest is
     // read and dropped.
     std::size_t max_output_bytes = std::size_t{16} << 20;
+    // A CPU runner's data memory per process (RLIMIT_DATA; runner_session.hpp); 0: no limit.
+    // Default: three quarters of the machine's physical memory.
+    std::size_t max_memory_bytes = default_memory_limit_bytes();
     bool bench = true;
     measure::stopping_config stop;         // per bench shape
     int input_sets = 0;                    // 0 = enough to cover 2 x LLC (see plan_rotation)

@@ -360,7 +360,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     gate_job.candidate_device = cand_device;
     gate_job.reference_device = ref_device;
     const auto gate_session = run_runner(gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands, {},
-                                         ctx.options.max_output_bytes);
+                                         ctx.options.max_output_bytes, ctx.options.max_memory_bytes);
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
@@ -437,7 +437,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         const double timeout = ctx.options.timeout_s +
                                static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 60.0);
         const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands, {},
-                                                  ctx.options.max_output_bytes);
+                                                  ctx.options.max_output_bytes, ctx.options.max_memory_bytes);
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
         ev.isolation = merge_isolation(ev.isolation, session_isolation(bench_session.events));

@@ -71,7 +71,7 @@ std::string runner_session::describe_failure() const {
 
 runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir, double timeout_s,
                           platform::command_runner_base& commands, const std::vector<std::string>& wrapper,
-                          std::size_t max_output_bytes) {
+                          std::size_t max_output_bytes, std::size_t max_memory_bytes) {
     const auto tag = runner::to_string(job.phase);
     const auto job_path = scratch_dir / (tag + "_job.json");
     const auto events_path = scratch_dir / (tag + "_events.jsonl");
@@ -95,6 +95,7 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
         for (auto a : {platform::sibling_tool(tool).string(), std::string("--job"), job_path.string(),
                        std::string("--events"), events_path.string()})
             req.argv.push_back(std::move(a));
+        if (tool == "kloop-runner" && wrapper.empty()) req.memory_limit_bytes = max_memory_bytes;
     }
     req.cwd = scratch_dir;
     req.timeout_s = timeout_s;

@@ -47,8 +47,12 @@ struct runner_session {
 // `wrapper`: argv words put before the runner's own (the profile phase runs it under ncu; empty
 // otherwise); the runner's output then also holds the wrapper's, and both go to the logs.
 // `max_output_bytes`: what each of the two logs keeps (evaluation_options::max_output_bytes).
+// `max_memory_bytes` (> 0): RLIMIT_DATA of a CPU runner (kloop-runner: the checker and the
+// candidate host it starts, each), evaluation_options::max_memory_bytes. A CUDA runner, whose
+// driver maps device memory into it, and the Python worker are not limited.
 [[nodiscard]] runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir,
                                         double timeout_s, platform::command_runner_base& commands,
-                                        const std::vector<std::string>& wrapper, std::size_t max_output_bytes);
+                                        const std::vector<std::string>& wrapper, std::size_t max_output_bytes,
+                                        std::size_t max_memory_bytes = 0);
 
 }  // namespace kloop::eval

@@ -78,6 +78,10 @@ launch_result launch_child(const child_setup& s) {
             const struct rlimit cpu = {static_cast<rlim_t>(s.cpu_limit_s), static_cast<rlim_t>(s.cpu_limit_s + 1)};
             if (::setrlimit(RLIMIT_CPU, &cpu) != 0) fail_in_child(report_fd, errno);
         }
+        if (s.data_limit_bytes > 0) {
+            const struct rlimit data = {static_cast<rlim_t>(s.data_limit_bytes), static_cast<rlim_t>(s.data_limit_bytes)};
+            if (::setrlimit(RLIMIT_DATA, &data) != 0) fail_in_child(report_fd, errno);
+        }
         struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);

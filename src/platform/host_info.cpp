@@ -90,6 +90,12 @@ unsigned logical_cpus() {
     return n > 0 ? static_cast<unsigned>(n) : 1U;
 }
 
+std::size_t physical_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) : 0;
+}
+
 git_state git_state_of(const fs::path& dir, command_runner_base& runner) {
     git_state st;
     try {

@@ -22,6 +22,9 @@ class command_runner_base;
 // Online logical CPUs (sysconf), at least 1.
 [[nodiscard]] unsigned logical_cpus();
 
+// Physical memory (sysconf), bytes; 0 when unknown.
+[[nodiscard]] std::size_t physical_memory_bytes();
+
 struct git_state {
     bool available = false;  // a git work tree with at least one commit
     std::string commit;      // 40 hex characters (HEAD)

@@ -48,6 +48,10 @@ struct process_request {
     // process it starts. The death signal reaches only the child itself: this is what ends a
     // grandchild (a compiler's cicc or cc1plus) orphaned by a kloop that died.
     double cpu_limit_s = 0;
+    // > 0: a limit on the child's data memory (RLIMIT_DATA: heap and private writable mappings),
+    // bytes, for the child and every process it starts: an allocation past it fails (ENOMEM,
+    // std::bad_alloc, MemoryError) instead of waking the machine's out-of-memory killer.
+    std::size_t memory_limit_bytes = 0;
 };
 
 struct process_result {

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +35,12 @@ std::string describe_status(int status) {
         const char* name = sigabbrev_np(sig);
         std::string d = std::string("killed by SIG") + (name ? name : "?") + " (signal " + std::to_string(sig) + ")";
         if (sig == SIGSYS) d += ": a system call the confinement forbids (docs/security.md)";
+        // An allocation past the data limit fails; unchecked, that ends in an abort or a fault.
+        struct rlimit data {};
+        if ((sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS) && ::getrlimit(RLIMIT_DATA, &data) == 0 &&
+            data.rlim_cur != RLIM_INFINITY)
+            d += " (the candidate's data memory is limited to " + std::to_string(data.rlim_cur >> 20) +
+                 " MiB, --max-memory-mib: an allocation past it fails)";
         return d;
     }
     return "status " + std::to_string(status);

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -560,12 +561,19 @@ TEST_F(FaultInjectionTest, FiftyKillsByPidAndGroupLoseNothingAndLeaveNothingRunn
     ASSERT_EQ(whole.exit_code, 0) << whole.err << whole.out;
     iterations = check_main_workspace(iterations, rows_minus_iterations);
     ASSERT_EQ(iterations, status().at("iterations").get<int>());
-    for (int i = 0; i < 10; ++i) {
-        const auto delay = iterate_ms * (2 * i + 1) / 20;
-        SCOPED_TRACE("iterate killed after " + std::to_string(delay.count()) + " ms");
-        killed_run(it_args, "", delay, i % 2 == 1);
-        iterations = check_main_workspace(iterations, rows_minus_iterations);
-    }
+    // `n` kills of `args` at the middles of n equal slices of `whole_ms`, alternately by pid and by
+    // group; `after` checks what is left after each.
+    auto spread_kills = [&](const std::string& verb, const std::vector<std::string>& args, std::chrono::milliseconds whole_ms,
+                            int n, const std::function<void()>& after) {
+        for (int i = 0; i < n; ++i) {
+            const auto delay = whole_ms * (2 * i + 1) / (2 * n);
+            SCOPED_TRACE(verb + " killed after " + std::to_string(delay.count()) + " ms");
+            killed_run(args, "", delay, i % 2 == 1);
+            after();
+        }
+    };
+    const auto check_loop = [&] { iterations = check_main_workspace(iterations, rows_minus_iterations); };
+    spread_kills("iterate", it_args, iterate_ms, 10, check_loop);
 
     // report: at its named point and at four moments of its run; a whole report still works after.
     std::vector<std::string> report_args = {"report", "--quiet", "--workspace", m_ws.string(), "--held-out", "0"};
@@ -573,16 +581,12 @@ TEST_F(FaultInjectionTest, FiftyKillsByPidAndGroupLoseNothingAndLeaveNothingRunn
     for (bool group : {false, true}) {
         SCOPED_TRACE(std::string("report killed at report.compared") + (group ? ", by group" : ", by pid"));
         killed_run(report_args, "report.compared", {}, group);
-        iterations = check_main_workspace(iterations, rows_minus_iterations);
+        check_loop();
     }
     kloop_run rep;
     const auto report_ms = timed([&] { rep = run(report_args); });
     ASSERT_EQ(rep.exit_code, 0) << rep.err << rep.out;
-    for (int i = 0; i < 3; ++i) {
-        SCOPED_TRACE("report killed after " + std::to_string((report_ms * (2 * i + 1) / 6).count()) + " ms");
-        killed_run(report_args, "", report_ms * (2 * i + 1) / 6, i % 2 == 1);
-        iterations = check_main_workspace(iterations, rows_minus_iterations);
-    }
+    spread_kills("report", report_args, report_ms, 3, check_loop);
 
     // verify (a run of a candidate outside the loop): at six moments; nothing may be left running
     // and the next verify works.
@@ -592,10 +596,7 @@ TEST_F(FaultInjectionTest, FiftyKillsByPidAndGroupLoseNothingAndLeaveNothingRunn
     kloop_run ver;
     const auto verify_ms = timed([&] { ver = run(verify_args); });
     ASSERT_EQ(ver.exit_code, 0) << ver.err << ver.out;
-    for (int i = 0; i < 6; ++i) {
-        SCOPED_TRACE("verify killed after " + std::to_string((verify_ms * (2 * i + 1) / 12).count()) + " ms");
-        killed_run(verify_args, "", verify_ms * (2 * i + 1) / 12, i % 2 == 1);
-    }
+    spread_kills("verify", verify_args, verify_ms, 6, [] {});  // killed_run checks what is left running
     ver = run(verify_args);
     EXPECT_EQ(ver.exit_code, 0) << ver.err << ver.out;
 

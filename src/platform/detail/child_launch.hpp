@@ -9,12 +9,15 @@
 //     a parent that died before the prctl is noticed too (the child exits at once);
 //   - its own process group, an empty signal mask and default dispositions for the signals a
 //     parent commonly ignores or catches;
-//   - optionally a CPU-time limit (RLIMIT_CPU), which every process the child starts inherits;
+//   - optionally a CPU-time limit (RLIMIT_CPU) and a data-memory limit (RLIMIT_DATA), which every
+//     process the child starts inherits;
 //   - stdin, stdout, stderr (and optionally fd 3) from the given descriptors, /dev/null for
 //     stdin when none is given, the working directory, and every other descriptor closed.
 // An exec that fails is reported to the parent through a close-on-exec pipe: launch_child
 // returns the errno and reaps the child, so a missing program reads as "could not start".
 #pragma once
+
+#include <cstddef>
 
 #include <sys/types.h>
 
@@ -31,6 +34,7 @@ struct child_setup {
     const char* cwd = nullptr;         // nullptr: inherit
     bool die_with_parent = true;       // PR_SET_PDEATHSIG(SIGKILL) towards the calling thread
     long cpu_limit_s = 0;              // > 0: RLIMIT_CPU (soft; hard one second more), inherited
+    std::size_t data_limit_bytes = 0;  // > 0: RLIMIT_DATA (soft and hard), inherited
 };
 
 struct launch_result {
