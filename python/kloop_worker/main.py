@@ -107,10 +107,24 @@ def leave_the_fork_if_needed(facts, argv: Optional[List[str]] = None, before_exe
     os.execv(sys.executable, [sys.executable, "-m", "kloop_worker"] + args)
 
 
+def limit_memory() -> None:
+    """KLOOP_MEMORY_LIMIT_BYTES (kloop's --max-memory-mib, for a worker on the CPU): RLIMIT_DATA
+    for this process and the hosts it forks after, so a candidate's allocation past it fails
+    (MemoryError) instead of waking the machine's out-of-memory killer."""
+    value = os.environ.get("KLOOP_MEMORY_LIMIT_BYTES", "")
+    if not value.isdigit() or int(value) <= 0:
+        return
+    import resource
+
+    n = int(value)
+    resource.setrlimit(resource.RLIMIT_DATA, (n, n))
+
+
 def _main(argv: Optional[List[str]]) -> int:
     args = _parser().parse_args(argv)
     if args.probe:
         return probe(args)
+    limit_memory()
     if not args.job or not args.events:
         sys.stderr.write("usage: python -m kloop_worker --job JOB.json --events EVENTS.jsonl\n")
         return 2

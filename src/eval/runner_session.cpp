@@ -90,6 +90,9 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
         auto py = backend::python::worker_command_for(job.candidate_lib, job_path, events_path);
         req.argv.insert(req.argv.end(), py.argv.begin(), py.argv.end());
         req.env_overrides = std::move(py.env);
+        // [python] device = "cpu": the worker limits itself, and the hosts it forks, at its start.
+        if (!py.may_use_torch && max_memory_bytes > 0)
+            req.env_overrides.emplace_back("KLOOP_MEMORY_LIMIT_BYTES", std::to_string(max_memory_bytes));
         if (wrapper.empty()) backend::python::route_through_fork_server(req, py.worker_dir, py.may_use_torch);
     } else {
         for (auto a : {platform::sibling_tool(tool).string(), std::string("--job"), job_path.string(),

@@ -48,8 +48,9 @@ struct runner_session {
 // otherwise); the runner's output then also holds the wrapper's, and both go to the logs.
 // `max_output_bytes`: what each of the two logs keeps (evaluation_options::max_output_bytes).
 // `max_memory_bytes` (> 0): RLIMIT_DATA of a CPU runner (kloop-runner: the checker and the
-// candidate host it starts, each), evaluation_options::max_memory_bytes. A CUDA runner, whose
-// driver maps device memory into it, and the Python worker are not limited.
+// candidate host it starts, each; a Python worker of `[python] device = "cpu"` sets it on itself
+// before it forks its hosts, from KLOOP_MEMORY_LIMIT_BYTES), evaluation_options::max_memory_bytes.
+// A CUDA runner, whose driver maps device memory into it, and a GPU Python worker are not limited.
 [[nodiscard]] runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir,
                                         double timeout_s, platform::command_runner_base& commands,
                                         const std::vector<std::string>& wrapper, std::size_t max_output_bytes,

@@ -348,3 +348,16 @@ int main(int argc, char** argv) {
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
+
+// --max-memory-mib reaches a Python worker on the CPU and the host it forks: a candidate that
+// allocates 1 GiB fails its allocation (MemoryError) under 256 MiB, and passes under the default.
+TEST(PythonVerifyTest, TheMemoryLimitReachesTheCandidateHost) {
+    const std::vector<std::string> gate = {"--mode", "fwd", "--gate-k", "n64", "--no-bench"};
+    auto limited = gate;
+    limited.insert(limited.end(), {"--max-memory-mib", "256"});
+    const auto r = verify("broken/hog_memory.py", limited);
+    ASSERT_EQ(r.exit_code, 3) << r.err << r.out;
+    EXPECT_NE(all_reasons(r.record).find("MemoryError"), std::string::npos) << all_reasons(r.record);
+    const auto ok = verify("broken/hog_memory.py", gate);
+    EXPECT_EQ(ok.exit_code, 0) << ok.err << ok.out;
+}
