@@ -621,3 +621,83 @@ TEST_F(FaultInjectionTest, FiftyKillsByPidAndGroupLoseNothingAndLeaveNothingRunn
                 m_tally.kills(), m_tally.by_pid, m_tally.by_group, m_tally.lost_or_corrupt, m_tally.orphans,
                 m_tally.temporary_files, m_tally.failed_next_commands, iterations, secs);
 }
+
+namespace {
+
+// A kloop started in the background (its pid, for the lock's message), and its exit code.
+pid_t start_kloop(const std::vector<std::string>& args, const fs::path& cwd,
+                  const std::vector<std::pair<std::string, std::string>>& env) {
+    std::vector<std::string> argv = {kloop_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        for (const auto& [n, v] : env) ::setenv(n.c_str(), v.c_str(), 1);
+        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+        const int null_fd = ::open("/dev/null", O_WRONLY);
+        ::dup2(null_fd, 1);
+        ::dup2(null_fd, 2);
+        std::vector<char*> cargv;
+        for (auto& a : argv) cargv.push_back(a.data());
+        cargv.push_back(nullptr);
+        ::execv(cargv[0], cargv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+int finish_kloop(pid_t pid) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
+}  // namespace
+
+// Two iterates on one workspace: the second is refused at once, naming the first's pid. Loops of
+// two repositories sharing one memory database, iterating at the same time: no row is lost.
+TEST_F(LoopTest, ConcurrentCommandsAreRefusedOrLoseNothing) {
+    ASSERT_EQ(init(10).exit_code, 0);
+    const auto proposal = m_dir.path() / "p.md";
+    kloop::platform::write_file_atomic(proposal, proposal_text("rows", "- vectorization"));
+    fs::copy_file(m_op / "versions" / "v1_rowwise.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    std::vector<std::string> it = {"iterate", "--proposal", proposal.string(), "--held-out", "0"};
+    for (const auto& q : quick_bench()) it.push_back(q);
+
+    const pid_t first = start_kloop(it, m_repo, env());
+    // The first holds the workspace lock from its start; wait until it does (its staging appears).
+    bool staged = false;
+    for (int i = 0; i < 300 && !staged; ++i) {
+        for (const auto& e : fs::directory_iterator(m_ws))
+            staged = staged || e.path().filename().string().rfind(".staging-", 0) == 0;
+        if (!staged) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(staged) << "the first iterate never staged its iteration";
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto second = run(it);
+    const auto refused_after = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(second.exit_code, 2) << second.err << second.out;
+    EXPECT_NE(second.err.find("(pid " + std::to_string(first) + ")"), std::string::npos) << second.err;
+    EXPECT_LT(refused_after, std::chrono::seconds(10));  // at once: it does not wait for the lock
+    EXPECT_EQ(finish_kloop(first), 0);
+    EXPECT_EQ(status().at("iterations"), 1);
+
+    // A second repository, its own loop, the same memory database.
+    const fs::path repo2 = m_dir.path() / "repo2";
+    fs::copy(m_repo, repo2, fs::copy_options::recursive);
+    fs::remove_all(repo2 / "profile");
+    const fs::path kernel2 = repo2 / "rmsnorm" / "kernel.cpp";
+    fs::copy_file(m_op / "versions" / "v0_naive.cpp", kernel2, fs::copy_options::overwrite_existing);
+    std::vector<std::string> init2 = {"init", (repo2 / "rmsnorm").string(), "--candidate", kernel2.string(),
+                                      "--max-iterations", "10", "--held-out", "0"};
+    for (const auto& q : quick_bench()) init2.push_back(q);
+    ASSERT_EQ(finish_kloop(start_kloop(init2, repo2, env())), 0);
+    const auto rows_before = kloop::loop::strategy_memory(m_memory).count_rows();
+    fs::copy_file(m_op / "versions" / "v2_streaming.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    fs::copy_file(m_op / "versions" / "v1_rowwise.cpp", kernel2, fs::copy_options::overwrite_existing);
+    const pid_t a = start_kloop(it, m_repo, env());
+    const pid_t b = start_kloop(it, repo2, env());
+    EXPECT_EQ(finish_kloop(a), 0);
+    EXPECT_EQ(finish_kloop(b), 0);
+    EXPECT_EQ(kloop::loop::strategy_memory(m_memory).count_rows(), rows_before + 2);
+    EXPECT_EQ(status().at("iterations"), 2);
+}
