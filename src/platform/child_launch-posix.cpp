@@ -41,6 +41,51 @@ void place(int fd, int target, int report_fd) {
     }
 }
 
+volatile sig_atomic_t g_guard_stop = 0;  // child side only: the guard was told to end
+void on_guard_stop(int) { g_guard_stop = 1; }
+
+// Child side only (after the fork, before the exec): see child_setup::guard_group. Returns in the
+// process that goes on to exec; the guard itself never returns.
+void become_group_guard(int report_fd, pid_t parent, int max_fd) {
+    struct sigaction stop {};
+    stop.sa_handler = on_guard_stop;  // no SA_RESTART: the wait below returns EINTR
+    sigemptyset(&stop.sa_mask);
+    if (::sigaction(SIGTERM, &stop, nullptr) != 0) fail_in_child(report_fd, errno);
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) fail_in_child(report_fd, errno);
+    if (::getppid() != parent) ::kill(0, SIGKILL);
+    const pid_t program = ::fork();
+    if (program < 0) fail_in_child(report_fd, errno);
+    if (program == 0) {
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        ::sigaction(SIGTERM, &dfl, nullptr);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the guard's death takes it along
+        return;
+    }
+    // The guard holds no descriptor: the report pipe (every copy, or the caller would wait for
+    // the guard's end to learn that the exec worked) and the streams are the program's.
+#ifdef SYS_close_range
+    if (::syscall(SYS_close_range, 0U, ~0U, 0U) != 0)
+#endif
+        for (int fd = 0; fd < max_fd; ++fd) ::close(fd);
+    int status = 0;
+    for (;;) {
+        if (g_guard_stop) ::kill(0, SIGKILL);  // the whole group, the guard included
+        const pid_t r = ::waitpid(program, &status, 0);
+        if (r == program) break;
+        if (r < 0 && errno != EINTR) ::_exit(127);
+    }
+    if (WIFEXITED(status)) ::_exit(WEXITSTATUS(status));
+    const int sig = WTERMSIG(status);  // mirrored: the caller sees the program's signal
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(sig, &dfl, nullptr);
+    ::kill(::getpid(), sig);
+    ::_exit(128 + sig);
+}
+
 }  // namespace
 
 launch_result launch_child(const child_setup& s) {
@@ -107,6 +152,7 @@ launch_result launch_child(const child_setup& s) {
         if (::syscall(SYS_close_range, first, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0)
 #endif
             for (int fd = static_cast<int>(first); fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (s.guard_group) become_group_guard(report_fd, parent, max_fd);
         ::execve(s.program, s.argv, s.envp);
         fail_in_child(report_fd, errno);
     }

@@ -329,6 +329,7 @@ process_result posix_command_runner::do_run(const process_request& r) {
     setup.cwd = r.cwd.empty() ? nullptr : cwd.c_str();
     setup.die_with_parent = true;
     setup.data_limit_bytes = r.memory_limit_bytes;
+    setup.guard_group = r.guard_group;
     if (r.cpu_limit_s > 0) setup.cpu_limit_s = static_cast<long>(std::ceil(std::min(r.cpu_limit_s, max_timeout_s)));
 
     const auto t0 = clock_type::now();

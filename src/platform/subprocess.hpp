@@ -52,6 +52,10 @@ struct process_request {
     // bytes, for the child and every process it starts: an allocation past it fails (ENOMEM,
     // std::bad_alloc, MemoryError) instead of waking the machine's out-of-memory killer.
     std::size_t memory_limit_bytes = 0;
+    // A guard process between kloop and the child that SIGKILLs the child's whole process group
+    // when kloop dies (detail/child_launch.hpp): for programs that start their own (a compiler
+    // driver's cc1plus, which the death signal of the driver does not reach).
+    bool guard_group = false;
 };
 
 struct process_result {

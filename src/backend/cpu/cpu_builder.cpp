@@ -122,6 +122,7 @@ build_record cpu_builder::build(const build_request& r) {
     // A compiler orphaned by a kloop that died (the death signal reaches only its driver) still
     // ends: twice the wall limit in CPU time, per process.
     q.cpu_limit_s = 2 * r.timeout_s;
+    q.guard_group = true;  // a killed kloop takes the compiler's own children (cc1plus, cicc, ptxas) along
     auto res = m_runner.run(q);
     rec.compile_wall_s = res.wall_s;
 

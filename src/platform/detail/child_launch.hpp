@@ -35,6 +35,10 @@ struct child_setup {
     bool die_with_parent = true;       // PR_SET_PDEATHSIG(SIGKILL) towards the calling thread
     long cpu_limit_s = 0;              // > 0: RLIMIT_CPU (soft; hard one second more), inherited
     std::size_t data_limit_bytes = 0;  // > 0: RLIMIT_DATA (soft and hard), inherited
+    // A guard between kloop and the program: the child forks the process that execs, waits for
+    // it and mirrors its end; when kloop dies (or on SIGTERM) it SIGKILLs its whole process group,
+    // so what the program started (a compiler driver's cc1plus) dies too.
+    bool guard_group = false;
 };
 
 struct launch_result {

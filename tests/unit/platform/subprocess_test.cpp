@@ -331,3 +331,76 @@ TEST(SubprocessTest, CpuLimitEndsTheChildAndWhatItLeftBehind) {
     EXPECT_FALSE(r.timed_out);
     EXPECT_TRUE(r.term_signal == SIGXCPU || r.term_signal == SIGKILL) << r.describe();
 }
+
+namespace {
+
+// Starts a stand-in for kloop that runs `sh` (which leaves a `sleep` behind in its group) with
+// or without the group guard, SIGKILLs the stand-in once the sleep runs, and returns the sleep's
+// pid.
+pid_t orphan_of_a_killed_caller(bool guard, const std::filesystem::path& pid_file) {
+    const pid_t caller = ::fork();
+    if (caller == 0) {
+        kp::posix_command_runner runner;
+        kp::process_request req;
+        req.argv = {"sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & echo $! > '" + pid_file.string() + "'; wait"};
+        req.guard_group = guard;
+        req.timeout_s = 120;
+        (void)runner.run(req);
+        ::_exit(0);
+    }
+    std::string text;
+    for (int i = 0; i < 3000 && text.find('\n') == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::error_code ec;
+        if (std::filesystem::exists(pid_file, ec)) text = kp::read_file(pid_file);
+    }
+    ::kill(caller, SIGKILL);
+    ::waitpid(caller, nullptr, 0);
+    return text.empty() ? -1 : std::stoi(text);
+}
+
+bool dies_within(pid_t pid, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+        if (process_is_dead(pid)) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return process_is_dead(pid);
+}
+
+}  // namespace
+
+TEST(SubprocessTest, AGuardedChildTakesWhatItStartedAlongWhenItsCallerDies) {
+    kp::scoped_temp_dir dir("kloop-subprocess-test");
+    // Unguarded, the death signal reaches only the child: what it started lives on.
+    const pid_t loose = orphan_of_a_killed_caller(false, dir.path() / "loose");
+    ASSERT_GT(loose, 0);
+    EXPECT_FALSE(dies_within(loose, std::chrono::milliseconds(500))) << "the control case: nothing should end it";
+    ::kill(loose, SIGKILL);
+    // Guarded, the guard kills the child's whole group.
+    const pid_t guarded = orphan_of_a_killed_caller(true, dir.path() / "guarded");
+    ASSERT_GT(guarded, 0);
+    EXPECT_TRUE(dies_within(guarded, std::chrono::seconds(10))) << "pid " << guarded << " outlived its caller";
+    if (!process_is_dead(guarded)) ::kill(guarded, SIGKILL);
+}
+
+TEST(SubprocessTest, AGuardedChildsOutputAndEndAreItsOwn) {
+    kp::posix_command_runner runner;
+    kp::process_request req;
+    req.guard_group = true;
+    req.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"};
+    auto r = runner.run(req);
+    EXPECT_EQ(r.exit_code, 3) << r.describe();
+    EXPECT_EQ(r.stdout_text, "out\n");
+    EXPECT_EQ(r.stderr_text, "err\n");
+    req.argv = {"sh", "-c", "kill -USR1 $$"};
+    r = runner.run(req);
+    EXPECT_EQ(r.term_signal, SIGUSR1) << r.describe();
+    req.argv = {"/nonexistent/kloop-no-such-program"};
+    r = runner.run(req);
+    EXPECT_FALSE(r.started) << r.describe();
+    req.argv = {"sh", "-c", "sleep 30"};
+    req.timeout_s = 0.5;
+    r = runner.run(req);
+    EXPECT_TRUE(r.timed_out) << r.describe();
+}
