@@ -372,6 +372,36 @@ std::vector<std::string> temporary_files_under(const fs::path& root) {
     return found;
 }
 
+// A kloop started in the background (its pid: for the lock's message, or to kill it), its output
+// dropped; with `own_group` it leads a process group of its own, as a shell job does.
+pid_t start_kloop(const std::vector<std::string>& args, const fs::path& cwd,
+                  const std::vector<std::pair<std::string, std::string>>& env, bool own_group = false) {
+    std::vector<std::string> argv = {kloop_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        if (own_group) ::setpgid(0, 0);
+        for (const auto& [n, v] : env) ::setenv(n.c_str(), v.c_str(), 1);
+        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+        const int null_fd = ::open("/dev/null", O_WRONLY);
+        ::dup2(null_fd, 1);
+        ::dup2(null_fd, 2);
+        std::vector<char*> cargv;
+        for (auto& a : argv) cargv.push_back(a.data());
+        cargv.push_back(nullptr);
+        ::execv(cargv[0], cargv.data());
+        ::_exit(127);
+    }
+    if (own_group && pid > 0) ::setpgid(pid, pid);
+    return pid;
+}
+
+int finish_kloop(pid_t pid) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+}
+
 struct kill_tally {
     int by_pid = 0;
     int by_group = 0;
@@ -393,31 +423,15 @@ protected:
     // nothing it started outlives it.
     void killed_run(std::vector<std::string> args, const std::string& point, std::chrono::milliseconds delay,
                     bool group) {
-        std::vector<std::string> argv = {kloop_binary()};
-        argv.insert(argv.end(), args.begin(), args.end());
-        const pid_t pid = ::fork();
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            ::setpgid(0, 0);
-            for (const auto& [n, v] : env(point)) ::setenv(n.c_str(), v.c_str(), 1);
-            if (group) ::setenv("KLOOP_FAULT_GROUP", "1", 1);
-            if (::chdir(m_repo.c_str()) != 0) ::_exit(126);
-            const int null_fd = ::open("/dev/null", O_WRONLY);
-            ::dup2(null_fd, 1);
-            ::dup2(null_fd, 2);
-            std::vector<char*> cargv;
-            for (auto& a : argv) cargv.push_back(a.data());
-            cargv.push_back(nullptr);
-            ::execv(cargv[0], cargv.data());
-            ::_exit(127);
-        }
-        ::setpgid(pid, pid);
+        auto e = env(point);
+        if (group) e.emplace_back("KLOOP_FAULT_GROUP", "1");
+        const pid_t pid = start_kloop(args, m_repo, e, true);
+        ASSERT_GT(pid, 0);
         if (point.empty()) {
             std::this_thread::sleep_for(delay);
             ::kill(group ? -pid : pid, SIGKILL);
         }
-        int st = 0;
-        ::waitpid(pid, &st, 0);
+        (void)finish_kloop(pid);
         (group ? m_tally.by_group : m_tally.by_pid) += 1;
         // What kloop started dies with it (PR_SET_PDEATHSIG) or with its group: give the kernel a
         // moment to deliver, then whatever is left is an orphan.
@@ -621,37 +635,6 @@ TEST_F(FaultInjectionTest, FiftyKillsByPidAndGroupLoseNothingAndLeaveNothingRunn
                 m_tally.kills(), m_tally.by_pid, m_tally.by_group, m_tally.lost_or_corrupt, m_tally.orphans,
                 m_tally.temporary_files, m_tally.failed_next_commands, iterations, secs);
 }
-
-namespace {
-
-// A kloop started in the background (its pid, for the lock's message), and its exit code.
-pid_t start_kloop(const std::vector<std::string>& args, const fs::path& cwd,
-                  const std::vector<std::pair<std::string, std::string>>& env) {
-    std::vector<std::string> argv = {kloop_binary()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        for (const auto& [n, v] : env) ::setenv(n.c_str(), v.c_str(), 1);
-        if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-        const int null_fd = ::open("/dev/null", O_WRONLY);
-        ::dup2(null_fd, 1);
-        ::dup2(null_fd, 2);
-        std::vector<char*> cargv;
-        for (auto& a : argv) cargv.push_back(a.data());
-        cargv.push_back(nullptr);
-        ::execv(cargv[0], cargv.data());
-        ::_exit(127);
-    }
-    return pid;
-}
-
-int finish_kloop(pid_t pid) {
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
-}
-
-}  // namespace
 
 // Two iterates on one workspace: the second is refused at once, naming the first's pid. Loops of
 // two repositories sharing one memory database, iterating at the same time: no row is lost.
