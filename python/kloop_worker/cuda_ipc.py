@@ -41,6 +41,7 @@ class _Handle(ctypes.Structure):
 
 
 _lib: Optional[ctypes.CDLL] = None
+_devices_in_use: set = set()
 
 
 class CudaIpcError(RuntimeError):
@@ -79,7 +80,10 @@ def _check(rc: int, what: str) -> None:
 
 
 def use_device(index: int) -> None:
-    """Makes device ``index``'s primary context (the one torch uses) current on this thread."""
+    """Makes device ``index``'s primary context (the one torch uses) current on this thread; once
+    per process and device (kloop's buffers are handled on one thread)."""
+    if index in _devices_in_use:
+        return
     lib = _driver()
     _check(lib.cuInit(0), "cuInit")
     current = ctypes.c_void_p()
@@ -90,6 +94,7 @@ def use_device(index: int) -> None:
     _check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(primary), dev), "cuDevicePrimaryCtxRetain")
     if current.value != primary.value:
         _check(lib.cuCtxSetCurrent(primary), "cuCtxSetCurrent")
+    _devices_in_use.add(index)
 
 
 def rounded(n: int) -> int:

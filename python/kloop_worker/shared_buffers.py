@@ -44,7 +44,6 @@ class SharedAllocator:
         self._by_address: Dict[int, int] = {}
         self._records: Dict[int, Dict[str, Any]] = {}
         self._dropped: List[int] = []
-        self._device_ready = False
 
     def __getattr__(self, name):
         return getattr(self._backend, name)
@@ -63,9 +62,7 @@ class SharedAllocator:
         if getattr(b, "is_cuda", False):
             from . import cuda_ipc
 
-            if not self._device_ready:
-                cuda_ipc.use_device(_device_index(b))
-                self._device_ready = True
+            cuda_ipc.use_device(_device_index(b))
             memory = cuda_ipc.Allocation(n)
             block = memory.tensor(b.torch, b.device)
             record["kind"] = "cuda_ipc"
@@ -138,7 +135,6 @@ class HostBuffers:
     def __init__(self, backend):
         self.backend = backend
         self.blocks: Dict[int, Any] = {}
-        self._device_ready = False
 
     def map(self, req: Dict[str, Any], fds: List[int]) -> None:
         n = int(req["bytes"])
@@ -159,9 +155,7 @@ class HostBuffers:
         else:
             from . import cuda_ipc
 
-            if not self._device_ready:
-                cuda_ipc.use_device(_device_index(b))
-                self._device_ready = True
+            cuda_ipc.use_device(_device_index(b))
             block = cuda_ipc.Imported(str(req["ipc"]), n).tensor(b.torch, b.device)
         self.blocks[int(req["buffer"])] = block
 
