@@ -83,7 +83,9 @@ void call_buffers::prepare() {
 
 void call_buffers::collect() {
     m_zones_collected = true;
-    for_each_buffer([&](check::guarded_buffer& b, void*& dev) { m_exec.download(b.get_block(), dev, b.get_block_bytes()); });
+    std::vector<executor_base::download_span> spans;
+    for_each_buffer([&](check::guarded_buffer& b, void*& dev) { spans.push_back({b.get_block(), dev, b.get_block_bytes()}); });
+    m_exec.download_many(spans);
 }
 
 void call_buffers::rebuild_args() {
@@ -300,12 +302,14 @@ bool call_buffers::guards_cover_inputs() const { return !m_exec.needs_mirrors() 
 void call_buffers::collect_guards() {
     if (!m_exec.needs_mirrors()) return;
     m_zones_collected = true;
+    std::vector<executor_base::download_span> spans;  // every red zone, one synchronisation
     for_each_buffer([&](check::guarded_buffer& b, void*& dev) {
         const auto* d = static_cast<const unsigned char*>(dev);
         const std::size_t front = b.get_front_bytes();
-        m_exec.download(b.get_block(), d, front);
-        m_exec.download(b.get_block() + front + b.bytes(), d + front + b.bytes(), b.get_redzone_bytes());
+        spans.push_back({b.get_block(), d, front});
+        spans.push_back({b.get_block() + front + b.bytes(), d + front + b.bytes(), b.get_redzone_bytes()});
     });
+    m_exec.download_many(spans);
     if (m_exec.has_cheap_readback())
         for (std::size_t i = 0; i < m_inputs.size(); ++i)
             m_exec.download(m_inputs[i].data(), static_cast<const unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(),

@@ -3,6 +3,7 @@
 
 #include "check/comparison.hpp"
 #include "core/thread_pool.hpp"
+#include "runner/op_timings.hpp"
 
 namespace kloop::runner {
 
@@ -69,6 +70,7 @@ call_preparation::call_preparation(const bench_item& b, const call_plan& plan)
 }
 
 void call_preparation::before_call(call_buffers& set, const std::function<void()>& flush) {
+    op_timings::scope timed(op_timings::process(), "phase:prepare");
     if (m_has_inout) set.restore_inout_inputs();
     set.prepare_call();
     if (flush) flush();
@@ -80,6 +82,7 @@ bool call_preparation::draw_checked() {
 }
 
 json guard_facts(const call_outcome& out, call_buffers& set) {
+    op_timings::scope timed(op_timings::process(), "phase:guards");
     set.collect_guards();
     const auto red = set.find_red_zone_violations();
     const auto changed = set.guards_cover_inputs() ? set.find_changed_inputs() : std::vector<input_change>{};
@@ -92,9 +95,15 @@ json guard_facts(const call_outcome& out, call_buffers& set) {
 }
 
 json checked_facts(const call_outcome& out, call_buffers& set, call_buffers& ref, const executors& ex, entry_fn reference) {
+    op_timings::scope timed(op_timings::process(), "phase:checked_call");
     set.collect();
     ref.copy_inputs_from(set);
-    const int ref_rc = run_reference(ex.reference, reference, ref);
+    int ref_rc = 0;
+    {
+        op_timings::scope timed_reference(op_timings::process(), "phase:reference");
+        ref_rc = run_reference(ex.reference, reference, ref);
+    }
+    op_timings::scope timed_compare(op_timings::process(), "phase:compare");
     return call_facts(out, set, ref, ref_rc);
 }
 

@@ -62,6 +62,23 @@ public:
     // Sets `bytes` of a mirror to `value` where the mirror lives (the poison of every timed call:
     // 0xFF bytes are NaN in every float type and the integer poison), without a host copy.
     void fill(void* device_dst, unsigned char value, std::size_t bytes) { do_fill(device_dst, value, bytes); }
+    // Writes the caller need not wait for: upload_deferred and fill_deferred may return before
+    // the device holds the bytes (the executor keeps its own copy of the source, which may change
+    // at once). Every later operation of this executor sees them done, and so does anyone after
+    // settle(): a process that reads the memory (a candidate host) must be preceded by settle().
+    // A device executor queues them and synchronises once; the default writes at once.
+    void upload_deferred(void* device_dst, const void* host_src, std::size_t bytes) {
+        do_upload_deferred(device_dst, host_src, bytes);
+    }
+    void fill_deferred(void* device_dst, unsigned char value, std::size_t bytes) { do_fill_deferred(device_dst, value, bytes); }
+    void settle() { do_settle(); }
+    // Several downloads with one synchronisation (the red zones after every timed call).
+    struct download_span {
+        void* host_dst;
+        const void* device_src;
+        std::size_t bytes;
+    };
+    void download_many(const std::vector<download_span>& spans) { do_download_many(spans); }
 
     // One checked call: runs it to completion (device-wide) and reports any device error.
     [[nodiscard]] call_outcome invoke(entry_fn f, const kl_args& a) {
@@ -112,6 +129,16 @@ protected:
     virtual void do_release(void* device_ptr) noexcept = 0;
     virtual void do_upload(void* device_dst, const void* host_src, std::size_t bytes) = 0;
     virtual void do_download(void* host_dst, const void* device_src, std::size_t bytes) = 0;
+    virtual void do_upload_deferred(void* device_dst, const void* host_src, std::size_t bytes) {
+        do_upload(device_dst, host_src, bytes);
+    }
+    virtual void do_fill_deferred(void* device_dst, unsigned char value, std::size_t bytes) {
+        do_fill(device_dst, value, bytes);
+    }
+    virtual void do_settle() {}
+    virtual void do_download_many(const std::vector<download_span>& spans) {
+        for (const auto& s : spans) do_download(s.host_dst, s.device_src, s.bytes);
+    }
     virtual call_outcome do_invoke(entry_fn f, const kl_args& a) = 0;
     virtual nlohmann::json do_take_census() { return m_census_provider ? m_census_provider() : nlohmann::json(); }
     virtual void do_flush_caches(std::uint64_t bytes) = 0;

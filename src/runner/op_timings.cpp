@@ -8,6 +8,11 @@
 
 namespace kloop::runner {
 
+op_timings& op_timings::process() {
+    static op_timings totals;
+    return totals;
+}
+
 op_timings::op_timings() : m_born(std::chrono::steady_clock::now()) {
     if (const char* p = std::getenv("KLOOP_OP_TIMES"); p != nullptr) m_path = p;
 }

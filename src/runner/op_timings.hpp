@@ -5,7 +5,9 @@
 // line when the object dies. remote_executor times every request to a candidate host and every
 // copy or fill it makes on the checker's side, so a slow bench can be taken apart on the machine
 // that shows it (docs/measurement.md, "Where a bench's wall time goes"). Costs two clock reads per
-// operation; nothing is written unless the variable is set.
+// operation; nothing is written unless the variable is set. The runner's bench loops add enclosing
+// phases ("phase:prepare", "phase:guards", "phase:checked_call"), which contain the operations
+// above: a phase's time is not to be added to theirs.
 #pragma once
 
 #include <chrono>
@@ -17,6 +19,9 @@ namespace kloop::runner {
 
 class op_timings {
 public:
+    // The process's one set of totals (written when the process ends normally).
+    static op_timings& process();
+
     op_timings();
     ~op_timings();
     op_timings(const op_timings&) = delete;

@@ -140,6 +140,7 @@ json remote_executor::request(int h, const json& req, const std::vector<int>& fd
     auto& x = m_hosts.at(static_cast<std::size_t>(h));
     if (x.pid <= 0) throw host_died("the candidate host is gone");
     stop_all_but(h);
+    settle_device();
     resume(x);
     json reply;
     try {
@@ -233,6 +234,7 @@ json remote_executor::timed_request(int h, const json& req, double& window_s) {
     // reach. Work a thread of the candidate leaves for after the reply delays the stop, so it
     // lands in the window too.
     stop_all_but(h);
+    settle_device();  // the checker's queued writes land before the window opens
     const auto t0 = clock_type::now();
     resume(x);
     json reply;
@@ -263,7 +265,7 @@ void remote_executor::calibrate(int h) {
     try {
         for (int i = 0; i < m_options.calibration_calls; ++i) {
             if (scratch != nullptr) {
-                m_options.device_memory->fill(scratch, 0xFF, scratch_bytes);
+                m_options.device_memory->fill_deferred(scratch, 0xFF, scratch_bytes);
                 (void)request(h, {{"op", "flush"}, {"bytes", 0}});
             }
             double window = 0;
@@ -409,7 +411,8 @@ std::pair<const remote_executor::allocation*, std::size_t> remote_executor::loca
 void remote_executor::do_upload(void* device_dst, const void* host_src, std::size_t bytes) {
     op_timings::scope timed(m_op_times, "checker:upload");
     stop_all_but(-1);  // no thread of a candidate runs while the checker touches its buffers
-    if (m_options.device_memory != nullptr) return m_options.device_memory->upload(device_dst, host_src, bytes);
+    // Queued: settled before the next request to a host (settle_device).
+    if (m_options.device_memory != nullptr) return m_options.device_memory->upload_deferred(device_dst, host_src, bytes);
     std::memcpy(device_dst, host_src, bytes);
     if (!m_on_device) return;
     const auto [a, off] = locate(device_dst);
@@ -428,10 +431,21 @@ void remote_executor::do_download(void* host_dst, const void* device_src, std::s
     std::memcpy(host_dst, device_src, bytes);
 }
 
+void remote_executor::do_download_many(const std::vector<download_span>& spans) {
+    if (m_options.device_memory == nullptr) return executor_base::do_download_many(spans);
+    op_timings::scope timed(m_op_times, "checker:download_many");
+    stop_all_but(-1);
+    m_options.device_memory->download_many(spans);
+}
+
+void remote_executor::settle_device() {
+    if (m_options.device_memory != nullptr) m_options.device_memory->settle();
+}
+
 void remote_executor::do_fill(void* device_dst, unsigned char value, std::size_t bytes) {
     op_timings::scope timed(m_op_times, "checker:fill");
     stop_all_but(-1);
-    if (m_options.device_memory != nullptr) return m_options.device_memory->fill(device_dst, value, bytes);
+    if (m_options.device_memory != nullptr) return m_options.device_memory->fill_deferred(device_dst, value, bytes);
     if (!m_on_device) {
         std::memset(device_dst, value, bytes);
         return;

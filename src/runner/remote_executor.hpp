@@ -64,7 +64,8 @@ struct remote_options {
     bool confine = true;                            // KLOOP_UNCONFINED=1 turns it off (diagnostics)
     // On a GPU: the checker's own executor for the candidate's device. The checker allocates
     // every buffer there and shares it with the hosts (CUDA IPC); uploads, downloads and fills
-    // are the checker's own copies. Null: the hosts keep device copies of shared host memory,
+    // are the checker's own copies (uploads and fills queued on its stream and settled before
+    // the next request to a host; the red zones read back in one gathered download). Null: the hosts keep device copies of shared host memory,
     // and copy it themselves (docs/security.md says what that leaves open).
     executor_base* device_memory = nullptr;
     int calibration_calls = 48;
@@ -98,6 +99,7 @@ protected:
     void do_upload(void* device_dst, const void* host_src, std::size_t bytes) override;
     void do_download(void* host_dst, const void* device_src, std::size_t bytes) override;
     void do_fill(void* device_dst, unsigned char value, std::size_t bytes) override;
+    void do_download_many(const std::vector<download_span>& spans) override;
     call_outcome do_invoke(entry_fn f, const kl_args& a) override;
     // The census the host's reply to the last invoke carried (executor_base::invoke asks after
     // do_invoke returns).
@@ -137,6 +139,8 @@ private:
     // when it refused ("ok": false).
     nlohmann::json request(int h, const nlohmann::json& req, const std::vector<int>& fds = {});
     void resume(host& x);
+    // The checker's deferred uploads and fills (device_memory) done: before any host runs.
+    void settle_device();
     void stop(host& x);
     // Waits until the host has stopped itself after its reply (or died: pid becomes -1).
     void await_stop(host& x);
@@ -176,7 +180,7 @@ private:
     nlohmann::json m_last_census;
     nlohmann::json m_device_facts;
     std::optional<std::uint64_t> m_pending_flush;          // flush_caches before the next call
-    op_timings m_op_times;                                 // KLOOP_OP_TIMES: where the wall time goes
+    op_timings& m_op_times = op_timings::process();        // KLOOP_OP_TIMES: where the wall time goes
 };
 
 }  // namespace kloop::runner

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -208,6 +209,8 @@ cuda_executor::~cuda_executor() {
     if (m_start != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaEventDestroy(m_start));
     if (m_stop != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaEventDestroy(m_stop));
     if (m_stream != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaStreamDestroy(m_stream));
+    if (m_staging != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFreeHost(m_staging));
+    if (m_gather != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFreeHost(m_gather));
 }
 
 void* cuda_executor::do_get_stream() const { return m_stream; }
@@ -222,19 +225,81 @@ void cuda_executor::do_release(void* device_ptr) noexcept {
     if (device_ptr != nullptr) KLOOP_CUDA_CALL_NOEXCEPT(cudaFree(device_ptr));
 }
 
+void cuda_executor::synchronize_stream() {
+    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+    m_deferred_pending = false;
+    m_staging_used = 0;
+}
+
 void cuda_executor::do_upload(void* device_dst, const void* host_src, std::size_t bytes) {
     KLOOP_CUDA_CALL(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, m_stream));
-    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+    synchronize_stream();
 }
 
 void cuda_executor::do_download(void* host_dst, const void* device_src, std::size_t bytes) {
     KLOOP_CUDA_CALL(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, m_stream));
-    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+    synchronize_stream();
 }
 
 void cuda_executor::do_fill(void* device_dst, unsigned char value, std::size_t bytes) {
     KLOOP_CUDA_CALL(cudaMemsetAsync(device_dst, value, bytes, m_stream));
-    KLOOP_CUDA_CALL(cudaStreamSynchronize(m_stream));
+    synchronize_stream();
+}
+
+void cuda_executor::reserve_pinned(unsigned char*& buffer, std::size_t& capacity, std::size_t bytes) {
+    if (capacity >= bytes) return;
+    if (buffer != nullptr) KLOOP_CUDA_CALL(cudaFreeHost(buffer));
+    buffer = nullptr;
+    capacity = 0;
+    const std::size_t grown = std::max<std::size_t>(bytes, std::size_t{1} << 20);
+    KLOOP_CUDA_CALL(cudaHostAlloc(reinterpret_cast<void**>(&buffer), grown, cudaHostAllocDefault));
+    capacity = grown;
+}
+
+// Deferred uploads larger than this go synchronously: staging them would cost a second copy of
+// bytes that take long to move anyway.
+constexpr std::size_t k_max_deferred_upload = std::size_t{1} << 20;
+
+void cuda_executor::do_upload_deferred(void* device_dst, const void* host_src, std::size_t bytes) {
+    if (bytes > k_max_deferred_upload) return do_upload(device_dst, host_src, bytes);
+    const std::size_t start = (m_staging_used + 255) & ~std::size_t{255};
+    if (start + bytes > m_staging_capacity) {
+        // The staging still holds sources of queued copies: finish them before reusing it.
+        if (m_deferred_pending) synchronize_stream();
+        reserve_pinned(m_staging, m_staging_capacity, 4 * k_max_deferred_upload);
+        return do_upload_deferred(device_dst, host_src, bytes);
+    }
+    std::memcpy(m_staging + start, host_src, bytes);
+    KLOOP_CUDA_CALL(cudaMemcpyAsync(device_dst, m_staging + start, bytes, cudaMemcpyHostToDevice, m_stream));
+    m_staging_used = start + bytes;
+    m_deferred_pending = true;
+}
+
+void cuda_executor::do_fill_deferred(void* device_dst, unsigned char value, std::size_t bytes) {
+    KLOOP_CUDA_CALL(cudaMemsetAsync(device_dst, value, bytes, m_stream));
+    m_deferred_pending = true;
+}
+
+void cuda_executor::do_settle() {
+    if (m_deferred_pending) synchronize_stream();
+}
+
+void cuda_executor::do_download_many(const std::vector<download_span>& spans) {
+    std::size_t total = 0;
+    for (const auto& s : spans) total += (s.bytes + 255) & ~std::size_t{255};
+    if (total > (std::size_t{64} << 20)) return executor_base::do_download_many(spans);  // large: in place
+    reserve_pinned(m_gather, m_gather_capacity, total);
+    std::size_t at = 0;
+    for (const auto& s : spans) {
+        KLOOP_CUDA_CALL(cudaMemcpyAsync(m_gather + at, s.device_src, s.bytes, cudaMemcpyDeviceToHost, m_stream));
+        at += (s.bytes + 255) & ~std::size_t{255};
+    }
+    synchronize_stream();
+    at = 0;
+    for (const auto& s : spans) {
+        std::memcpy(s.host_dst, m_gather + at, s.bytes);
+        at += (s.bytes + 255) & ~std::size_t{255};
+    }
 }
 
 std::string cuda_executor::do_export_memory(void* device_ptr) {

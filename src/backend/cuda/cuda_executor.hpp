@@ -78,6 +78,13 @@ protected:
     void do_upload(void* device_dst, const void* host_src, std::size_t bytes) override;
     void do_download(void* host_dst, const void* device_src, std::size_t bytes) override;
     void do_fill(void* device_dst, unsigned char value, std::size_t bytes) override;  // cudaMemsetAsync
+    // Queued on the stream (uploads from a pinned staging copy), synchronised by do_settle or by
+    // the next synchronous operation.
+    void do_upload_deferred(void* device_dst, const void* host_src, std::size_t bytes) override;
+    void do_fill_deferred(void* device_dst, unsigned char value, std::size_t bytes) override;
+    void do_settle() override;
+    // Every span copied into one pinned buffer, one synchronisation, then out of it.
+    void do_download_many(const std::vector<download_span>& spans) override;
     std::string do_export_memory(void* device_ptr) override;   // cudaIpcGetMemHandle, as hex
     void* do_import_memory(const std::string& handle) override;  // cudaIpcOpenMemHandle
     void do_close_import(void* device_ptr) noexcept override;  // cudaIpcCloseMemHandle
@@ -94,6 +101,10 @@ private:
     // Effective SM clock (MHz) by the probe kernel; 0 when it fails.
     double probe_sm_clock_mhz();
     void record_clock(runner::entry_fn f, const kl_args& a, bool hold_timed_out);
+    // Synchronises the stream; the deferred writes are then done and their staging is free.
+    void synchronize_stream();
+    // A pinned host buffer of at least `bytes` (grown, never shrunk).
+    static void reserve_pinned(unsigned char*& buffer, std::size_t& capacity, std::size_t bytes);
 
     int m_ordinal = 0;
     CUstream_st* m_stream = nullptr;
@@ -120,6 +131,12 @@ private:
     std::unique_ptr<nvml_loader> m_nvml;
     std::function<void(bool)> m_observer;
     runner::entry_fn m_current_entry = nullptr;
+    unsigned char* m_staging = nullptr;  // pinned: the sources of deferred uploads until settled
+    std::size_t m_staging_capacity = 0;
+    std::size_t m_staging_used = 0;
+    bool m_deferred_pending = false;
+    unsigned char* m_gather = nullptr;   // pinned: download_many's landing place
+    std::size_t m_gather_capacity = 0;
 };
 
 }  // namespace kloop::backend::cuda
