@@ -17,8 +17,11 @@
 # (default: the first four); python_cost times `kloop verify` of examples/rmsnorm-triton v1 with the
 # Python candidate host confined and with KLOOP_UNCONFINED=1, alternating, ROUNDS rounds after one
 # uncounted warm-up of each (python_cost.txt). op_times runs that `kloop verify` once with KLOOP_OP_TIMES
-# (docs/measurement.md) and keeps its per-operation wall times. Every step is time-boxed; results go
-# to $OUT (or /tmp/kloop-gpu).
+# (docs/measurement.md) and keeps its per-operation wall times. gate_cost times `kloop verify` of
+# both examples (rmsnorm-cuda v4 as above, rmsnorm-triton v1) with the default gate and with
+# --held-out 0, alternating, ROUNDS rounds after one uncounted warm-up (gate_cost.txt). filtered
+# runs the GPU test binaries with GTEST_GPU and GTEST_PYTHON as --gtest_filter (either may be
+# empty: that binary is skipped). Every step is time-boxed; results go to $OUT (or /tmp/kloop-gpu).
 set -u
 bin=$(cd "$1" && pwd -P)
 before=${2:-}
@@ -65,6 +68,23 @@ for s in $steps; do
           echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_cost.txt"
         done
       done ;;
+    gate_cost)
+      for ex in cuda triton; do
+        gv=$v
+        [ $ex = triton ] && gv="verify examples/rmsnorm-triton --candidate examples/rmsnorm-triton/versions/v1_fused.py --json"
+        for i in $(seq 0 "$rounds"); do
+          for side in default held_out_0; do
+            extra=""; [ $side = held_out_0 ] && extra="--held-out 0"
+            t0=$(date +%s%N)
+            timeout 300 "$bin/src/kloop" $gv $extra > "$out/gate_cost_${ex}_${side}_$i.json" 2>/dev/null
+            rc=$?
+            echo "$ex $side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/gate_cost.txt"
+          done
+        done
+      done ;;
+    filtered)
+      [ -n "${GTEST_GPU:-}" ] && step filtered_gpu 540 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter="$GTEST_GPU"
+      [ -n "${GTEST_PYTHON:-}" ] && step filtered_python 540 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter="$GTEST_PYTHON" ;;
     *) echo "unknown step '$s'" | tee -a "$out/steps.txt" ;;
   esac
 done

@@ -48,7 +48,7 @@ void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
         ->capture_default_str();
     sub.add_option("--check-every", o.check_every,
                    "A timed call of either side is compared with the reference with probability 1/N (drawn in the checker); 0: none")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
 }
 

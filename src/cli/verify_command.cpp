@@ -75,7 +75,7 @@ protected:
             ->capture_default_str();
         sub.add_option("--check-every", m_cfg.options.check_every,
                        "A timed call is compared with the reference with probability 1/N (drawn in the checker), and one more after the last; 0: none")
-            ->check(CLI::PositiveNumber)
+            ->check(CLI::NonNegativeNumber)
             ->capture_default_str();
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");
         sub.add_option("--base", m_cfg.base,

@@ -64,12 +64,32 @@ call_buffers::call_buffers(const call_plan& plan, executor_base& exec) : m_plan(
             throw;
         }
     }
+    m_compare_on_device = m_exec.needs_mirrors() && !m_exec.has_cheap_readback() && m_exec.can_compare_on_device();
     rebuild_args();
 }
 
 call_buffers::~call_buffers() {
+    for (void* p : m_device_pristine)
+        if (p != nullptr) m_exec.release_private(p);
+    if (m_device_differences != nullptr) m_exec.release_private(m_device_differences);
     for (void* p : m_device_in) m_exec.release(p);
     for (void* p : m_device_out) m_exec.release(p);
+}
+
+void call_buffers::make_device_pristine() {
+    // The inputs' bytes on the device as they are now, before any call of the bench saw them.
+    if (m_device_differences == nullptr) {
+        m_device_differences = static_cast<std::uint64_t*>(m_exec.allocate_private(sizeof(std::uint64_t) * m_inputs.size()));
+        m_differences.assign(m_inputs.size(), ~std::uint64_t{0});
+        m_device_pristine.assign(m_inputs.size(), nullptr);
+        for (std::size_t i = 0; i < m_inputs.size(); ++i)
+            if (!m_plan.inputs[i].inout && m_inputs[i].bytes() > 0) m_device_pristine[i] = m_exec.allocate_private(m_inputs[i].bytes());
+    }
+    for (std::size_t i = 0; i < m_inputs.size(); ++i)
+        if (m_device_pristine[i] != nullptr)
+            m_exec.copy_on_device_deferred(m_device_pristine[i],
+                                           static_cast<unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(),
+                                           m_inputs[i].bytes());
 }
 
 void call_buffers::for_each_buffer(const std::function<void(check::guarded_buffer&, void*&)>& f) {
@@ -79,10 +99,12 @@ void call_buffers::for_each_buffer(const std::function<void(check::guarded_buffe
 
 void call_buffers::prepare() {
     for_each_buffer([&](check::guarded_buffer& b, void*& dev) { m_exec.upload(dev, b.get_block(), b.get_block_bytes()); });
+    if (m_device_differences != nullptr) make_device_pristine();  // the new values are the pristine ones
 }
 
 void call_buffers::collect() {
     m_zones_collected = true;
+    m_differences_fresh = false;  // the inputs are here: find_changed_inputs compares them itself
     std::vector<executor_base::download_span> spans;
     for_each_buffer([&](check::guarded_buffer& b, void*& dev) { spans.push_back({b.get_block(), dev, b.get_block_bytes()}); });
     m_exec.download_many(spans);
@@ -233,6 +255,7 @@ void call_buffers::prepare_call() {
         for (auto& b : m_outputs) b.reset_redzones();
         return;
     }
+    if (m_compare_on_device && m_device_differences == nullptr) make_device_pristine();
     // The zones are rewritten unless the check after the last call found every one intact (then
     // they hold the canary already: rewriting them would copy the same bytes).
     if (!m_zones_intact)
@@ -281,9 +304,12 @@ void call_buffers::perturb_inputs(std::uint64_t seed, int count) {
             lo = std::min(lo, off);
             hi = std::max(hi, off + elem);
         }
-        if (m_exec.needs_mirrors() && lo < hi)
+        if (m_exec.needs_mirrors() && lo < hi) {
             m_exec.upload(static_cast<unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes() + lo, data + lo,
                           hi - lo);
+            if (!m_device_pristine.empty() && m_device_pristine[i] != nullptr)
+                m_exec.upload(static_cast<unsigned char*>(m_device_pristine[i]) + lo, data + lo, hi - lo);
+        }
     }
 }
 
@@ -297,7 +323,9 @@ void call_buffers::restore_inout_inputs() {
     }
 }
 
-bool call_buffers::guards_cover_inputs() const { return !m_exec.needs_mirrors() || m_exec.has_cheap_readback(); }
+bool call_buffers::guards_cover_inputs() const {
+    return !m_exec.needs_mirrors() || m_exec.has_cheap_readback() || m_device_differences != nullptr;
+}
 
 void call_buffers::collect_guards() {
     if (!m_exec.needs_mirrors()) return;
@@ -309,6 +337,14 @@ void call_buffers::collect_guards() {
         spans.push_back({b.get_block(), d, front});
         spans.push_back({b.get_block() + front + b.bytes(), d + front + b.bytes(), b.get_redzone_bytes()});
     });
+    if (m_device_differences != nullptr) {
+        for (std::size_t i = 0; i < m_inputs.size(); ++i)
+            if (m_device_pristine[i] != nullptr)
+                m_exec.first_difference_deferred(static_cast<const unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(),
+                                                 m_device_pristine[i], m_inputs[i].bytes(), m_device_differences + i);
+        spans.push_back({m_differences.data(), m_device_differences, sizeof(std::uint64_t) * m_inputs.size()});
+        m_differences_fresh = true;
+    }
     m_exec.download_many(spans);
     if (m_exec.has_cheap_readback())
         for (std::size_t i = 0; i < m_inputs.size(); ++i)
@@ -326,6 +362,12 @@ std::vector<input_change> call_buffers::find_changed_inputs() const {
     std::vector<input_change> changed;
     for (std::size_t i = 0; i < m_inputs.size(); ++i) {
         if (m_plan.inputs[i].inout) continue;
+        if (m_differences_fresh) {  // compared on the device after the last call (collect_guards)
+            if (m_device_pristine[i] == nullptr || m_differences[i] >= m_inputs[i].bytes()) continue;
+            const std::size_t elem = size_bytes(m_plan.inputs[i].type);
+            changed.push_back({m_plan.inputs[i].name, static_cast<std::int64_t>(m_differences[i] / elem)});
+            continue;
+        }
         const std::size_t b = m_pristine[i].first_difference(m_inputs[i].data());
         if (b == m_inputs[i].bytes()) continue;
         const std::size_t elem = size_bytes(m_plan.inputs[i].type);

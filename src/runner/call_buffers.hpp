@@ -73,7 +73,11 @@ public:
     void restore_inout_inputs();
     // After an unchecked call: copy back every red zone and, when the mirror is cheap to read
     // (host memory), the inputs, so find_red_zone_violations / find_changed_inputs see this call.
-    // Outputs are not copied (they are compared on checked calls only).
+    // Where it is not (a GPU) and the executor compares on the device, every input is compared
+    // there with its pristine copy (made on the device by the first prepare_call and kept
+    // current by perturb_inputs and prepare) and only the first differing offsets come back,
+    // with the red zones, in one download. Outputs are not copied (they are compared on checked
+    // calls only).
     void collect_guards();
     [[nodiscard]] bool guards_cover_inputs() const;
 
@@ -131,6 +135,14 @@ private:
     // intact by find_red_zone_violations (then prepare_call need not rewrite them).
     mutable bool m_zones_intact = false;
     bool m_zones_collected = false;
+    // Inputs verified on the device (see collect_guards): per input its pristine copy (null for
+    // inout and empty inputs), the device results of the comparison and their host copy.
+    bool m_compare_on_device = false;
+    std::vector<void*> m_device_pristine;
+    std::uint64_t* m_device_differences = nullptr;
+    std::vector<std::uint64_t> m_differences;
+    bool m_differences_fresh = false;  // m_differences describe the last call (collect_guards)
+    void make_device_pristine();
 };
 
 }  // namespace kloop::runner

@@ -80,6 +80,25 @@ public:
     };
     void download_many(const std::vector<download_span>& spans) { do_download_many(spans); }
 
+    // The checker's own device memory and comparisons, for verifying every input after every call
+    // where reading the inputs back is not cheap (a GPU): a pristine copy of each input kept on
+    // the device, compared there. can_compare_on_device() says whether the rest is available.
+    //   - allocate_private: memory no candidate process maps (the remote executor's hosts map
+    //     every allocate()d buffer, never these); release_private frees it.
+    //   - copy_on_device_deferred: a device-to-device copy, deferred as upload_deferred is.
+    //   - first_difference_deferred: *result (device memory, 8 bytes) := the lowest byte offset at
+    //     which a and b differ, or all ones when they are equal; deferred, read back by a later
+    //     download (download_many gathers it with the red zones).
+    [[nodiscard]] bool can_compare_on_device() const { return do_can_compare_on_device(); }
+    [[nodiscard]] void* allocate_private(std::size_t bytes) { return do_allocate_private(bytes); }
+    void release_private(void* device_ptr) noexcept { do_release_private(device_ptr); }
+    void copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes) {
+        do_copy_on_device_deferred(device_dst, device_src, bytes);
+    }
+    void first_difference_deferred(const void* a, const void* b, std::size_t bytes, std::uint64_t* result) {
+        do_first_difference_deferred(a, b, bytes, result);
+    }
+
     // One checked call: runs it to completion (device-wide) and reports any device error.
     [[nodiscard]] call_outcome invoke(entry_fn f, const kl_args& a) {
         auto out = do_invoke(f, a);
@@ -136,6 +155,11 @@ protected:
         do_fill(device_dst, value, bytes);
     }
     virtual void do_settle() {}
+    virtual bool do_can_compare_on_device() const { return false; }
+    virtual void* do_allocate_private(std::size_t bytes) { return do_allocate(bytes); }
+    virtual void do_release_private(void* device_ptr) noexcept { do_release(device_ptr); }
+    virtual void do_copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes);
+    virtual void do_first_difference_deferred(const void* a, const void* b, std::size_t bytes, std::uint64_t* result);
     virtual void do_download_many(const std::vector<download_span>& spans) {
         for (const auto& s : spans) do_download(s.host_dst, s.device_src, s.bytes);
     }

@@ -32,6 +32,14 @@ void executor_base::do_fill(void* device_dst, unsigned char value, std::size_t b
     do_upload(device_dst, pattern.data(), bytes);
 }
 
+void executor_base::do_copy_on_device_deferred(void*, const void*, std::size_t) {
+    throw std::logic_error("this executor does not copy on a device (can_compare_on_device is false)");
+}
+
+void executor_base::do_first_difference_deferred(const void*, const void*, std::size_t, std::uint64_t*) {
+    throw std::logic_error("this executor does not compare on a device (can_compare_on_device is false)");
+}
+
 std::string executor_base::do_export_memory(void*) {
     throw std::logic_error("this executor has no device memory to share");
 }

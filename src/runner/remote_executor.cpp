@@ -438,6 +438,32 @@ void remote_executor::do_download_many(const std::vector<download_span>& spans) 
     m_options.device_memory->download_many(spans);
 }
 
+bool remote_executor::do_can_compare_on_device() const {
+    return m_options.device_memory != nullptr && m_options.device_memory->can_compare_on_device();
+}
+
+void* remote_executor::do_allocate_private(std::size_t bytes) {
+    if (!do_can_compare_on_device()) return executor_base::do_allocate_private(bytes);
+    return m_options.device_memory->allocate(bytes);
+}
+
+void remote_executor::do_release_private(void* device_ptr) noexcept {
+    if (!do_can_compare_on_device()) return executor_base::do_release_private(device_ptr);
+    m_options.device_memory->release(device_ptr);
+}
+
+void remote_executor::do_copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes) {
+    if (!do_can_compare_on_device()) return executor_base::do_copy_on_device_deferred(device_dst, device_src, bytes);
+    stop_all_but(-1);
+    m_options.device_memory->copy_on_device_deferred(device_dst, device_src, bytes);
+}
+
+void remote_executor::do_first_difference_deferred(const void* a, const void* b, std::size_t bytes, std::uint64_t* result) {
+    if (!do_can_compare_on_device()) return executor_base::do_first_difference_deferred(a, b, bytes, result);
+    stop_all_but(-1);
+    m_options.device_memory->first_difference_deferred(a, b, bytes, result);
+}
+
 void remote_executor::settle_device() {
     if (m_options.device_memory != nullptr) m_options.device_memory->settle();
 }

@@ -100,6 +100,13 @@ protected:
     void do_download(void* host_dst, const void* device_src, std::size_t bytes) override;
     void do_fill(void* device_dst, unsigned char value, std::size_t bytes) override;
     void do_download_many(const std::vector<download_span>& spans) override;
+    // On a GPU with the checker's device executor: its own memory and comparisons, never mapped
+    // into a host.
+    bool do_can_compare_on_device() const override;
+    void* do_allocate_private(std::size_t bytes) override;
+    void do_release_private(void* device_ptr) noexcept override;
+    void do_copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes) override;
+    void do_first_difference_deferred(const void* a, const void* b, std::size_t bytes, std::uint64_t* result) override;
     call_outcome do_invoke(entry_fn f, const kl_args& a) override;
     // The census the host's reply to the last invoke carried (executor_base::invoke asks after
     // do_invoke returns).

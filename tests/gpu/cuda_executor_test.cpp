@@ -72,3 +72,36 @@ TEST(CudaExecutorCopyTest, AGatheredDownloadReturnsEverySpan) {
     }
     ex.release(dev);
 }
+
+TEST(CudaExecutorCopyTest, TheFirstDifferenceIsFoundExactlyWhereverItIs) {
+    cuda_executor ex(0);
+    constexpr std::size_t n = (1 << 20) + 13;  // a tail past the last 16-byte vector
+    auto* a = static_cast<unsigned char*>(ex.allocate(n + 16));
+    auto* b = static_cast<unsigned char*>(ex.allocate(n + 16));
+    auto* result = static_cast<std::uint64_t*>(ex.allocate(sizeof(std::uint64_t)));
+    std::vector<unsigned char> src(n + 16);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 31 + 1);
+    auto first_difference = [&](std::size_t shift, std::size_t bytes) {
+        ex.first_difference_deferred(a + shift, b + shift, bytes, result);
+        std::uint64_t r = 0;
+        ex.download(&r, result, sizeof r);
+        return r;
+    };
+    ex.upload(a, src.data(), src.size());
+    ex.upload(b, src.data(), src.size());
+    EXPECT_EQ(first_difference(0, n), ~std::uint64_t{0}) << "equal buffers";
+    // Two differences: the lower one wins, in a vector, in the tail, and with unaligned pointers.
+    for (const std::size_t at : {std::size_t{0}, std::size_t{17}, std::size_t{700001}, n - 1}) {
+        ex.upload(b, src.data(), src.size());
+        const unsigned char flip[1] = {static_cast<unsigned char>(src[at] ^ 0x40)};
+        ex.upload(b + at, flip, 1);
+        if (at + 5000 < n) ex.upload(b + at + 5000, flip, 1);
+        EXPECT_EQ(first_difference(0, n), at);
+        if (at >= 3) {
+            EXPECT_EQ(first_difference(3, n - 3), at - 3) << "unaligned";
+        }
+    }
+    ex.release(a);
+    ex.release(b);
+    ex.release(result);
+}

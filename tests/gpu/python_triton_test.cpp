@@ -65,9 +65,10 @@ kloop::testing::kloop_run run(const std::vector<std::string>& args,
 }
 
 kloop::testing::kloop_run verify(const std::string& candidate, std::vector<std::string> extra = {},
-                                 std::vector<std::pair<std::string, std::string>> env = {}) {
+                                 std::vector<std::pair<std::string, std::string>> env = {},
+                                 const std::vector<std::string>& bench = quick_bench()) {
     std::vector<std::string> args = {"verify", example(), "--candidate", example() + "/" + candidate, "--json"};
-    for (const auto& a : quick_bench()) args.push_back(a);
+    for (const auto& a : bench) args.push_back(a);
     for (auto& a : extra) args.push_back(std::move(a));
     return run(args, std::move(env));
 }
@@ -133,6 +134,42 @@ INSTANTIATE_TEST_SUITE_P(
                       broken_case{"red_zone_write.py", "red zone damaged", "red_zones"},
                       broken_case{"flips_tf32.py", "", "numeric_flags_unchanged"},
                       broken_case{"torch_delegation.py", "", "census_vendor_kernels"}),
+    [](const auto& p) {
+        const auto& f = p.param.file;
+        return f.substr(0, f.find('.'));
+    });
+
+// Exploits of predictable checks (docs/security.md, "Every call alike"), through the bench: each
+// is honest in the gate and cheats only in bench calls, and is rejected for its mechanism. The
+// every-third ones start past their 150th call, so the bench must make that many.
+struct triton_exploit {
+    std::string file;
+    std::vector<std::string> options;
+    std::string reason_substring;
+    std::string failed_check;
+};
+
+void PrintTo(const triton_exploit& c, std::ostream* os) { *os << c.file; }
+
+class TritonExploitTest : public ::testing::TestWithParam<triton_exploit> {};
+
+TEST_P(TritonExploitTest, IsRejectedForItsMechanism) {
+    const auto& p = GetParam();
+    std::vector<std::string> args = {"--mode", "fwd", "--shape", "r8192_h1024"};
+    for (const auto& a : p.options) args.push_back(a);
+    const bool patient = p.file.find("every_third") != std::string::npos;
+    kloop::testing::expect_rejected(verify("broken/" + p.file, args, {}, patient ? kloop::testing::patient_bench(400) : quick_bench()),
+                                    p.reason_substring, p.failed_check);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Example, TritonExploitTest,
+    ::testing::Values(triton_exploit{"skip_after_first_calls.py", {}, "NaN", "timed_output_checks"},
+                      triton_exploit{"input_every_third.py", {"--check-every", "0"},
+                                     "modified input 'x'", "inputs_unchanged"},
+                      triton_exploit{"red_zone_every_third.py", {"--check-every", "0"},
+                                     "red zone damaged", "red_zones"},
+                      triton_exploit{"fingerprint_cache.py", {"--check-every", "1"}, "timed call", "timed_output_checks"}),
     [](const auto& p) {
         const auto& f = p.param.file;
         return f.substr(0, f.find('.'));

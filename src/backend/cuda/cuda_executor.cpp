@@ -284,6 +284,18 @@ void cuda_executor::do_settle() {
     if (m_deferred_pending) synchronize_stream();
 }
 
+void cuda_executor::do_copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes) {
+    KLOOP_CUDA_CALL(cudaMemcpyAsync(device_dst, device_src, bytes, cudaMemcpyDeviceToDevice, m_stream));
+    m_deferred_pending = true;
+}
+
+void cuda_executor::do_first_difference_deferred(const void* a, const void* b, std::size_t bytes, std::uint64_t* result) {
+    static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long));
+    KLOOP_CUDA_CALL(cudaMemsetAsync(result, 0xFF, sizeof *result, m_stream));
+    KLOOP_CUDA_CALL(launch_first_difference(a, b, bytes, reinterpret_cast<unsigned long long*>(result), m_sms, m_stream));
+    m_deferred_pending = true;
+}
+
 void cuda_executor::do_download_many(const std::vector<download_span>& spans) {
     std::size_t total = 0;
     for (const auto& s : spans) total += (s.bytes + 255) & ~std::size_t{255};

@@ -85,6 +85,9 @@ protected:
     void do_settle() override;
     // Every span copied into one pinned buffer, one synchronisation, then out of it.
     void do_download_many(const std::vector<download_span>& spans) override;
+    bool do_can_compare_on_device() const override { return true; }
+    void do_copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes) override;
+    void do_first_difference_deferred(const void* a, const void* b, std::size_t bytes, std::uint64_t* result) override;
     std::string do_export_memory(void* device_ptr) override;   // cudaIpcGetMemHandle, as hex
     void* do_import_memory(const std::string& handle) override;  // cudaIpcOpenMemHandle
     void do_close_import(void* device_ptr) noexcept override;  // cudaIpcCloseMemHandle

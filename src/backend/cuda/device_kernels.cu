@@ -1,5 +1,7 @@
-// kloop backend/cuda: the blocking kernel and the clock probe (see device_kernels.cuh).
+// kloop backend/cuda: the executor's own kernels (see device_kernels.cuh).
 #include "backend/cuda/device_kernels.cuh"
+
+#include <algorithm>
 
 namespace kloop::backend::cuda {
 
@@ -59,6 +61,49 @@ cudaError_t launch_read_flush(const void* buffer, unsigned long long bytes, unsi
     constexpr int k_threads = 512;
     const int blocks = sms > 0 ? 4 * sms : 528;  // enough warps in flight to stream at full bandwidth
     read_flush<<<blocks, k_threads, 0, stream>>>(static_cast<const uint4*>(buffer), n, sink_device);
+    return cudaGetLastError();
+}
+
+namespace {
+
+__device__ void note_first_difference(const unsigned char* a, const unsigned char* b, unsigned long long from,
+                                      unsigned long long to, unsigned long long* result) {
+    for (unsigned long long k = from; k < to; ++k)
+        if (a[k] != b[k]) {
+            atomicMin(result, k);
+            return;
+        }
+}
+
+// 16-byte vectors when both buffers are 16-byte aligned (cudaMalloc'd pointers plus a red zone of
+// a multiple of 16 are); a differing vector is refined byte by byte. The tail, and unaligned
+// buffers, byte by byte.
+__global__ void first_difference(const unsigned char* a, const unsigned char* b, unsigned long long bytes,
+                                 unsigned long long* result) {
+    const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
+    const unsigned long long tid = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const bool aligned = ((reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b)) & 15) == 0;
+    const unsigned long long vectors = aligned ? bytes / 16 : 0;
+    const auto* va = reinterpret_cast<const uint4*>(a);
+    const auto* vb = reinterpret_cast<const uint4*>(b);
+    for (unsigned long long i = tid; i < vectors; i += stride) {
+        const uint4 x = va[i], y = vb[i];
+        if (x.x != y.x || x.y != y.y || x.z != y.z || x.w != y.w) note_first_difference(a, b, i * 16, i * 16 + 16, result);
+    }
+    for (unsigned long long k = vectors * 16 + tid; k < bytes; k += stride)
+        if (a[k] != b[k]) atomicMin(result, k);
+}
+
+}  // namespace
+
+cudaError_t launch_first_difference(const void* a, const void* b, unsigned long long bytes,
+                                    unsigned long long* result_device, int sms, cudaStream_t stream) {
+    if (bytes == 0) return cudaSuccess;
+    constexpr int k_threads = 512;
+    const unsigned long long needed = (bytes / 16 + k_threads) / k_threads;
+    const int blocks = static_cast<int>(std::min<unsigned long long>(needed, sms > 0 ? 4ULL * sms : 528ULL));
+    first_difference<<<blocks, k_threads, 0, stream>>>(static_cast<const unsigned char*>(a),
+                                                       static_cast<const unsigned char*>(b), bytes, result_device);
     return cudaGetLastError();
 }
 
