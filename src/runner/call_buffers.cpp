@@ -352,6 +352,52 @@ void call_buffers::collect_guards() {
                             m_inputs[i].bytes());
 }
 
+bool call_buffers::can_check_on_device_with(const call_buffers& ref) const {
+    if (m_device_differences == nullptr || !ref.m_exec.needs_mirrors() || !m_exec.shares_device_memory_with(ref.m_exec))
+        return false;
+    for (std::size_t i = 0; i < m_inputs.size(); ++i)
+        if (m_device_pristine[i] == nullptr && m_inputs[i].bytes() > 0) return false;  // inout
+    return true;
+}
+
+void call_buffers::collect_for_check() {
+    m_zones_collected = true;
+    std::vector<executor_base::download_span> spans;
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        auto& b = m_inputs[i];
+        const auto* d = static_cast<const unsigned char*>(m_device_in[i]);
+        spans.push_back({b.get_block(), d, b.get_front_bytes()});
+        spans.push_back({b.get_block() + b.get_front_bytes() + b.bytes(), d + b.get_front_bytes() + b.bytes(), b.get_redzone_bytes()});
+        if (m_device_pristine[i] != nullptr)
+            m_exec.first_difference_deferred(d + b.get_front_bytes(), m_device_pristine[i], b.bytes(), m_device_differences + i);
+    }
+    spans.push_back({m_differences.data(), m_device_differences, sizeof(std::uint64_t) * m_inputs.size()});
+    for (std::size_t i = 0; i < m_outputs.size(); ++i)
+        spans.push_back({m_outputs[i].get_block(), m_device_out[i], m_outputs[i].get_block_bytes()});
+    m_differences_fresh = true;
+    m_exec.download_many(spans);
+}
+
+void call_buffers::take_inputs_on_device(const call_buffers& source) {
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
+        m_pristine[i] = source.m_pristine[i];  // the values, remembered (the host copy is not written)
+        if (m_inputs[i].bytes() == 0) continue;
+        m_exec.copy_on_device_deferred(static_cast<unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(),
+                                       source.m_device_pristine[i], m_inputs[i].bytes());
+    }
+    for (std::size_t i = 0; i < m_outputs.size(); ++i)
+        m_exec.fill_deferred(static_cast<unsigned char*>(m_device_out[i]) + m_outputs[i].get_front_bytes(), 0xFF,
+                             m_outputs[i].bytes());
+    m_exec.settle();  // a reference may compute on another stream of the device
+}
+
+void call_buffers::collect_outputs() {
+    std::vector<executor_base::download_span> spans;
+    for (std::size_t i = 0; i < m_outputs.size(); ++i)
+        spans.push_back({m_outputs[i].get_block(), m_device_out[i], m_outputs[i].get_block_bytes()});
+    m_exec.download_many(spans);
+}
+
 std::uint64_t call_buffers::get_input_bytes() const {
     std::uint64_t n = 0;
     for (const auto& b : m_inputs) n += b.bytes();

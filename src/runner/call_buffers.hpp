@@ -81,6 +81,17 @@ public:
     void collect_guards();
     [[nodiscard]] bool guards_cover_inputs() const;
 
+    // A checked call with both sides on one device (this set's pristine copies live where
+    // `ref`'s executor computes, and no input is inout): instead of collect() and a host-side
+    // refill of the reference, collect_for_check() reads back the outputs and the red zones and
+    // compares the inputs on the device; ref.take_inputs_on_device(*this) gives the reference
+    // the pristine inputs by device copies and poisons its outputs there; after the reference
+    // call ref.collect_outputs() reads back its outputs. Only outputs cross to the host.
+    [[nodiscard]] bool can_check_on_device_with(const call_buffers& ref) const;
+    void collect_for_check();
+    void take_inputs_on_device(const call_buffers& source);
+    void collect_outputs();
+
     [[nodiscard]] const kl_args& get_args() const noexcept { return m_args; }
     [[nodiscard]] const call_plan& get_plan() const noexcept { return m_plan; }
     [[nodiscard]] const check::guarded_buffer& get_output(std::size_t i) const { return m_outputs.at(i); }

@@ -96,10 +96,18 @@ json guard_facts(const call_outcome& out, call_buffers& set) {
 
 json checked_facts(const call_outcome& out, call_buffers& set, call_buffers& ref, const executors& ex, entry_fn reference) {
     op_timings::scope timed(op_timings::process(), "phase:checked_call");
-    set.collect();
-    ref.copy_inputs_from(set);
     int ref_rc = 0;
-    {
+    if (set.can_check_on_device_with(ref)) {
+        // Both sides on one device: only the outputs cross to the host (call_buffers).
+        set.collect_for_check();
+        op_timings::scope timed_reference(op_timings::process(), "phase:reference");
+        ref.take_inputs_on_device(set);
+        const auto r = ex.reference.invoke(reference, ref.get_args());
+        if (r.device_error.empty()) ref.collect_outputs();
+        ref_rc = r.device_error.empty() ? r.return_code : -1;
+    } else {
+        set.collect();
+        ref.copy_inputs_from(set);
         op_timings::scope timed_reference(op_timings::process(), "phase:reference");
         ref_rc = run_reference(ex.reference, reference, ref);
     }

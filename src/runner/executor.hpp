@@ -90,6 +90,12 @@ public:
     //     which a and b differ, or all ones when they are equal; deferred, read back by a later
     //     download (download_many gathers it with the red zones).
     [[nodiscard]] bool can_compare_on_device() const { return do_can_compare_on_device(); }
+    // Whether `other` computes in the device memory this executor's private allocations come
+    // from (the checker's reference executor and the remote executor whose buffers it holds):
+    // then a checked call's reference takes its inputs from the pristine copies by a device copy.
+    [[nodiscard]] bool shares_device_memory_with(const executor_base& other) const {
+        return do_shares_device_memory_with(other);
+    }
     [[nodiscard]] void* allocate_private(std::size_t bytes) { return do_allocate_private(bytes); }
     void release_private(void* device_ptr) noexcept { do_release_private(device_ptr); }
     void copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes) {
@@ -156,6 +162,7 @@ protected:
     }
     virtual void do_settle() {}
     virtual bool do_can_compare_on_device() const { return false; }
+    virtual bool do_shares_device_memory_with(const executor_base& other) const { return this == &other; }
     virtual void* do_allocate_private(std::size_t bytes) { return do_allocate(bytes); }
     virtual void do_release_private(void* device_ptr) noexcept { do_release(device_ptr); }
     virtual void do_copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes);

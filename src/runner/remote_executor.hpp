@@ -103,6 +103,9 @@ protected:
     // On a GPU with the checker's device executor: its own memory and comparisons, never mapped
     // into a host.
     bool do_can_compare_on_device() const override;
+    bool do_shares_device_memory_with(const executor_base& other) const override {
+        return m_options.device_memory == &other;
+    }
     void* do_allocate_private(std::size_t bytes) override;
     void do_release_private(void* device_ptr) noexcept override;
     void do_copy_on_device_deferred(void* device_dst, const void* device_src, std::size_t bytes) override;

@@ -1,6 +1,6 @@
-"""Broken (an exploit of predictable checks): computes its first 40 calls in this process (the gate,
-the warm-up), then only every other call, betting that the calls it skips are not the checked
-ones. Rejected: outputs are poisoned before every call and a drawn subset of timed calls is
+"""Broken (an exploit of predictable checks): computes its first 150 calls in this process (more
+than the gate makes), then only every other call, betting that the calls it skips are not the
+checked ones. Rejected: outputs are poisoned before every call and a drawn subset of timed calls is
 compared, so a skipped one shows NaN (timed_output_checks)."""
 from _base import rmsnorm_bwd as _bwd
 from _base import rmsnorm_fwd as _fwd
@@ -11,7 +11,7 @@ calls = 0
 def _skip():
     global calls
     calls += 1
-    return calls >= 40 and calls % 2 == 1
+    return calls > 150 and calls % 2 == 1
 
 
 def rmsnorm_fwd(x, w, y, rstd, eps):

@@ -161,5 +161,52 @@ TEST(CallBuffersGuardTest, WithoutADeviceComparisonInputsAreLeftToCheckedCalls) 
     EXPECT_TRUE(dev.privates.empty());
 }
 
+// A checked call with both sides on one device: the reference gets the pristine inputs (with
+// the renewed elements) by device copies and poisoned outputs; the candidate's damage to an input
+// is found by the device comparison; no input crosses to the host.
+TEST(CallBuffersGuardTest, ACheckedCallOnOneDeviceMovesOnlyOutputs) {
+    fake_device dev(true);
+    const auto plan = plan_of();
+    call_buffers set(plan, dev);
+    call_buffers ref(plan, dev);
+    set.fill_inputs(7);
+    set.prepare();
+    set.prepare_call();
+    set.perturb_inputs(11, 8);
+    ASSERT_TRUE(set.can_check_on_device_with(ref));
+    const std::vector<float> pristine(static_cast<const float*>(set.get_input(0).data()),
+                                      static_cast<const float*>(set.get_input(0).data()) + plan.inputs[0].numel());
+    scribble(set, 0, 4000);  // the candidate's damage, on the device only
+
+    dev.downloaded = 0;
+    set.collect_for_check();
+    const auto changed = set.find_changed_inputs();
+    ASSERT_EQ(changed.size(), 1u);
+    EXPECT_EQ(changed[0].first_changed, 4000);
+
+    ref.take_inputs_on_device(set);
+    const auto* ref_x = static_cast<const float*>(ref.get_args().inputs[0].data);
+    for (std::size_t k = 0; k < pristine.size(); ++k) ASSERT_EQ(ref_x[k], pristine[k]) << "element " << k;
+    const auto* ref_y = static_cast<const unsigned char*>(ref.get_args().outputs[0].data);
+    for (std::size_t k = 0; k < plan.outputs[0].numel() * sizeof(float); ++k) ASSERT_EQ(ref_y[k], 0xFF) << "byte " << k;
+    const_cast<float*>(static_cast<const float*>(ref.get_args().outputs[0].data))[5] = 42.0f;  // "the reference ran"
+    ref.collect_outputs();
+    EXPECT_EQ(static_cast<const float*>(ref.get_output(0).data())[5], 42.0f);
+    // Outputs (two 16 KiB blocks with zones) and zones came back; no input block did.
+    const std::size_t out_block = set.get_output(0).get_block_bytes();
+    EXPECT_LT(dev.downloaded, 2 * out_block + plan.inputs[0].numel() * sizeof(float) / 2);
+}
+
+TEST(CallBuffersGuardTest, InoutInputsKeepTheHostPathForCheckedCalls) {
+    fake_device dev(true);
+    const auto plan = plan_of(true);
+    call_buffers set(plan, dev);
+    call_buffers ref(plan, dev);
+    set.fill_inputs(7);
+    set.prepare();
+    set.prepare_call();
+    EXPECT_FALSE(set.can_check_on_device_with(ref));
+}
+
 }  // namespace
 }  // namespace kloop::runner
