@@ -127,7 +127,7 @@ class GateCase:
 
 @dataclass
 class BenchItem:
-    """One bench item of the job. check_every / max_checks drive the check draw (check_draw.py)."""
+    """One bench item of the job. check_every / tail_checks drive the check draw (check_draw.py)."""
 
     id: int
     call: int
@@ -135,7 +135,7 @@ class BenchItem:
     input_sets: int
     flush_bytes: int
     check_every: int
-    max_checks: int
+    tail_checks: int
     warmup_min_calls: int
     warmup_min_s: float
     stop: Dict[str, Any]
@@ -214,7 +214,7 @@ def parse_job(j: Dict[str, Any]) -> Job:
                     input_sets=int(b["input_sets"]),
                     flush_bytes=int(b["flush_bytes"]),
                     check_every=int(b["check_every"]),
-                    max_checks=int(b["max_checks"]),
+                    tail_checks=int(b["tail_checks"]),
                     warmup_min_calls=int(b["warmup_min_calls"]),
                     warmup_min_s=float(b["warmup_min_s"]),
                     stop=dict(b["stop"]),

@@ -379,7 +379,7 @@ class Worker:
         sets = self._make_sets(b, plan)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
-        draw = CheckDraw(b.seed, b.check_every, b.max_checks)
+        draw = CheckDraw(b.seed, b.check_every, b.tail_checks)
         flags_changed: List[Dict[str, Any]] = []
         rule = StoppingRule(b.stop)
         samples: List[float] = []
@@ -442,7 +442,7 @@ class Worker:
             self.prepare(cur, lambda: self.flush_caches(self.candidate, b.flush_bytes))
             dt, out, info = self.time_call(self.candidate, b.call, cur)
             cost = time.perf_counter() - sample_start
-            checked = draw.draw(len(checks))  # after the call: nothing before it depends on the draw
+            checked = draw.draw(s)  # after the call: nothing before it depends on the draw
             note_flags(out, s)
             if not out.ok():
                 return fail("sample", s, out)
@@ -491,7 +491,7 @@ class Worker:
         sets = self._make_sets(b, plan)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
-        draw = CheckDraw(b.seed, b.check_every, b.max_checks)
+        draw = CheckDraw(b.seed, b.check_every, b.tail_checks)
         next_set = [0]
 
         def take_set() -> CallBuffers:
@@ -604,7 +604,7 @@ class Worker:
                 while True:
                     self.prepare(cur, lambda: self.flush_caches(sides[side], b.flush_bytes))
                     dt, out, info = self.time_call(sides[side], b.call, cur)
-                    checked = draw.draw(len(checks[side]))  # after the call, as in the bench
+                    checked = draw.draw(n)  # after the call, as in the bench
                     note_flags(out, side, n)
                     if not out.ok():
                         return fail("sample", side, n, out)
@@ -641,8 +641,8 @@ class Worker:
                     state["stop"] = "early_verdict"
                     break
         # The final check of each side: one more call per side after the last round, prepared and
-        # flushed like a sample, in ABBA order, so that no call is safe to skip work on once the
-        # drawn checks have reached max_checks.
+        # flushed like a sample, in ABBA order: the last call is checked, wherever the stopping
+        # rule ends.
         if draw.enabled and samples[0] and samples[1]:
             for pos in range(2):
                 side = side_at(r, pos)

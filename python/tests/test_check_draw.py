@@ -26,34 +26,45 @@ def plan():
 
 
 class CheckDrawTest(unittest.TestCase):
-    def test_rate_is_one_in_check_every(self):
-        d = CheckDraw(7, 8, 10**9)
-        hits = sum(d.draw(0) for _ in range(20000))
+    def test_rate_is_one_in_check_every_at_first(self):
+        # check_every 8, tail_checks 10**6: the first 8 million samples are drawn at 1 / 8.
+        d = CheckDraw(7, 8, 10**6)
+        hits = sum(d.draw(s) for s in range(20000))
         self.assertGreater(hits, 2500 * 0.85)
         self.assertLess(hits, 2500 * 1.15)
 
     def test_same_seed_same_draws_other_seed_other_draws(self):
-        a = [CheckDraw(7, 4, 99).draw(0) for _ in range(1)]
         d1, d2, d3 = CheckDraw(7, 4, 99), CheckDraw(7, 4, 99), CheckDraw(8, 4, 99)
-        s1 = [d1.draw(0) for _ in range(200)]
-        self.assertEqual(s1, [d2.draw(0) for _ in range(200)])
-        self.assertNotEqual(s1, [d3.draw(0) for _ in range(200)])
-        self.assertEqual(len(a), 1)
+        s1 = [d1.draw(s) for s in range(200)]
+        self.assertEqual(s1, [d2.draw(s) for s in range(200)])
+        self.assertNotEqual(s1, [d3.draw(s) for s in range(200)])
 
     def test_not_a_schedule_gaps_vary(self):
-        d = CheckDraw(3, 8, 10**9)
-        hits = [i for i in range(4000) if d.draw(0)]
+        d = CheckDraw(3, 8, 10**6)
+        hits = [i for i in range(4000) if d.draw(i)]
         gaps = set(np.diff(hits).tolist())
         self.assertGreater(len(gaps), 10)  # a fixed period or a geometric schedule has few gap values
 
-    def test_cap_and_off(self):
-        d = CheckDraw(3, 1, 5)
-        self.assertTrue(d.draw(4))
-        self.assertFalse(d.draw(5))
+    def test_checks_thin_out_but_reach_the_end_of_a_long_run(self):
+        # The defaults (check_every 8, tail_checks 4) over 600 samples: about 4 + 4 ln(600/32)
+        # checks in all, and some in the last three quarters in almost every run — a candidate
+        # that cheats only after its 150th call meets checks, not a spent cap.
+        totals, late = [], 0
+        for seed in range(400):
+            d = CheckDraw(seed, 8, 4)
+            hits = [s for s in range(600) if d.draw(s)]
+            totals.append(len(hits))
+            late += any(s >= 150 for s in hits)
+        self.assertGreater(np.mean(totals), 12)
+        self.assertLess(np.mean(totals), 20)
+        self.assertGreaterEqual(late, 390)  # P(none in [150, 600)) = (150/600)^4 = 0.4 %
+        self.assertAlmostEqual(CheckDraw(1, 8, 4).probability(31), 1 / 8)
+        self.assertAlmostEqual(CheckDraw(1, 8, 4).probability(399), 4 / 400)
+
+    def test_off(self):
         off = CheckDraw(3, 0, 5)
         self.assertFalse(off.enabled)
-        self.assertFalse(any(off.draw(0) for _ in range(100)))
-
+        self.assertFalse(any(off.draw(s) for s in range(100)))
 
 
 class ScatteredDrawsTest(unittest.TestCase):

@@ -47,10 +47,10 @@ def fwd_call(n=64, d=256):
     }
 
 
-def bench_item(seed=11, check_every=2, max_checks=16, min_samples=60, input_sets=4, early=None):
+def bench_item(seed=11, check_every=2, tail_checks=16, min_samples=60, input_sets=4, early=None):
     b = {
         "id": 0, "call": 0, "seed": seed, "input_sets": input_sets, "flush_bytes": 0,
-        "check_every": check_every, "max_checks": max_checks, "warmup_min_calls": 3, "warmup_min_s": 0.0,
+        "check_every": check_every, "tail_checks": tail_checks, "warmup_min_calls": 3, "warmup_min_s": 0.0,
         "stop": {"min_samples": min_samples, "min_time_s": 0.0, "target_rel_stdev": 1.0, "max_time_s": 30.0,
                  "max_samples": min_samples},
     }

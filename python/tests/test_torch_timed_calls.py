@@ -142,7 +142,7 @@ class TorchBenchJobTest(unittest.TestCase):
                        "outputs": [{"name": "y", "dtype": "f32", "shape": [n], "tolerance": {"atol": 0, "rtol": 0}}]}],
             "gate": [],
             "bench": [{"id": 0, "call": 0, "seed": 5, "input_sets": 3, "flush_bytes": 0, "check_every": check_every,
-                       "max_checks": 16, "warmup_min_calls": 3, "warmup_min_s": 0.0,
+                       "tail_checks": 16, "warmup_min_calls": 3, "warmup_min_s": 0.0,
                        "stop": {"min_samples": samples, "min_time_s": 0.0, "target_rel_stdev": 1.0,
                                 "max_time_s": 60.0, "max_samples": samples}}],
         }

@@ -41,7 +41,7 @@ struct evaluation_options {
     measure::stopping_config stop;         // per bench shape
     int input_sets = 0;                    // 0 = enough to cover 2 x LLC (see plan_rotation)
     int check_every = 8;
-    int max_checks = 16;
+    int tail_checks = 4;                    // runner/job.hpp: the draw of checked calls
     std::uint64_t evict_bytes = 0;         // 0 = 2 x last-level cache
 };
 

@@ -218,7 +218,7 @@ runner::job build_bench_job(const spec::op_spec& s, const evaluation_options& o,
             b.input_sets = rot.input_sets;
             b.flush_bytes = rot.flush_bytes;
             b.check_every = o.check_every;
-            b.max_checks = o.max_checks;
+            b.tail_checks = o.tail_checks;
             b.stop = o.stop;
             j.bench.push_back(b);
         }

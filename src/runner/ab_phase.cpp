@@ -138,7 +138,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             }
             rule[si].add(dt, std::chrono::duration<double>(std::chrono::steady_clock::now() - sample_start).count());
             if (stopped[si] == measure::stop_reason::not_done && rule[si].is_done()) stopped[si] = rule[si].get_state();
-            if (checked_calls[si] < b.max_checks && prep.draw_checked()) {
+            if (prep.draw_checked(samples[si].size() - 1)) {
                 ++checked_calls[si];
                 json facts = checked_facts(out, set, ref, ex, fns.reference);
                 facts["sample"] = samples[si].size() - 1;

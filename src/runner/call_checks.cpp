@@ -1,6 +1,8 @@
 // kloop runner (internal): checked calls and their raw facts.
 #include "runner/call_checks.hpp"
 
+#include <algorithm>
+
 #include "check/comparison.hpp"
 #include "core/thread_pool.hpp"
 #include "runner/op_timings.hpp"
@@ -65,6 +67,7 @@ call_preparation::call_preparation(const bench_item& b, const call_plan& plan)
     : m_seed(derive_seed(b.seed, "prepare")),
       m_draw(derive_seed(b.seed, "check-draw")),
       m_check_every(b.check_every),
+      m_tail_checks(b.tail_checks),
       m_perturb(b.perturb_elements) {
     for (const auto& t : plan.inputs) m_has_inout = m_has_inout || t.inout;
 }
@@ -77,8 +80,12 @@ void call_preparation::before_call(call_buffers& set, const std::function<void()
     set.perturb_inputs(derive_seed(m_seed, std::to_string(m_calls++)), m_perturb);
 }
 
-bool call_preparation::draw_checked() {
-    return m_check_every > 0 && m_draw.next_below(static_cast<std::uint64_t>(m_check_every)) == 0;
+bool call_preparation::draw_checked(std::size_t sample) {
+    // One draw per call whatever the outcome, so the stream does not depend on what was checked.
+    const double u = static_cast<double>(m_draw.next_u64() >> 11) * 0x1.0p-53;
+    if (m_check_every <= 0) return false;
+    const double p = std::min(1.0 / m_check_every, static_cast<double>(m_tail_checks) / static_cast<double>(sample + 1));
+    return u < p;
 }
 
 json guard_facts(const call_outcome& out, call_buffers& set) {

@@ -58,21 +58,26 @@ struct executors {
 // A call that is flushed for gets its flush after the poison and before the fresh input elements:
 // a thread of the candidate that computes the coming call's outputs while its process flushes
 // the caches computes them from inputs that are not yet the call's (docs/security.md).
-// draw_checked() is a Bernoulli draw with probability 1/check_every from a generator seeded
-// with the bench item's seed: it runs in the checker, which the candidate's process cannot
-// read, after the call has returned — nothing before a call depends on it.
+// draw_checked(s) is a Bernoulli draw for timed sample s (0-based, per side) with probability
+// min(1/check_every, tail_checks/(s + 1)) (bench_item) from a generator seeded with the bench
+// item's seed: it runs in the checker, which the candidate's process cannot read, after the
+// call has returned — nothing before a call depends on it. Past the first check_every ×
+// tail_checks samples the checks thin out as 1/s but never stop: a candidate that cheats only
+// after many calls meets about tail_checks × ln(n/m) checks between samples m and n, and there
+// is no cap whose exhaustion it could wait for.
 class call_preparation {
 public:
     call_preparation(const bench_item& b, const call_plan& plan);
     // `flush` (may be empty): the cache flush of a timed call, made between the two steps.
     void before_call(call_buffers& set, const std::function<void()>& flush = {});
-    [[nodiscard]] bool draw_checked();
+    [[nodiscard]] bool draw_checked(std::size_t sample);
 
 private:
     std::uint64_t m_seed;
     std::uint64_t m_calls = 0;
     rng m_draw;
     int m_check_every;
+    int m_tail_checks;
     int m_perturb;
     bool m_has_inout = false;
 };

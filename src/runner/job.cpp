@@ -120,7 +120,7 @@ void to_json(json& j, const job& x) {
                          {"input_sets", b.input_sets},
                          {"flush_bytes", b.flush_bytes},
                          {"check_every", b.check_every},
-                         {"max_checks", b.max_checks},
+                         {"tail_checks", b.tail_checks},
                          {"perturb_elements", b.perturb_elements},
                          {"warmup_min_calls", b.warmup_min_calls},
                          {"warmup_min_s", b.warmup_min_s},
@@ -201,7 +201,7 @@ void from_json(const json& j, job& x) {
         it.input_sets = b.at("input_sets").get<int>();
         it.flush_bytes = b.at("flush_bytes").get<std::uint64_t>();
         it.check_every = b.at("check_every").get<int>();
-        it.max_checks = b.at("max_checks").get<int>();
+        it.tail_checks = b.at("tail_checks").get<int>();
         it.perturb_elements = b.value("perturb_elements", 8);
         it.warmup_min_calls = b.at("warmup_min_calls").get<int>();
         it.warmup_min_s = b.at("warmup_min_s").get<double>();

@@ -60,11 +60,13 @@ struct bench_item {
     std::uint64_t seed = 0;
     int input_sets = 2;            // rotated between samples (each set has its own addresses)
     std::uint64_t flush_bytes = 0; // written between samples, on top of the rotation, to evict caches
-    // Each timed call is checked with probability 1/check_every (drawn in the checker after the
-    // call, runner/call_checks.hpp), at most max_checks per item, plus the final check after the
-    // last sample; 0 turns timed checks off.
+    // Which timed calls are checked (drawn in the checker after the call, runner/call_checks.hpp):
+    // sample s with probability min(1/check_every, tail_checks/(s + 1)) — 1/check_every for the
+    // first check_every × tail_checks samples, then about tail_checks more per e-fold of the
+    // sample count, spread over the whole run with no cap to count down to — plus the final check
+    // after the last sample. check_every 0 turns timed checks off.
     int check_every = 8;
-    int max_checks = 16;
+    int tail_checks = 4;
 
     // Input elements given fresh values before every bench call (call_buffers::perturb_inputs).
     int perturb_elements = 8;

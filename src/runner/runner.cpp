@@ -178,7 +178,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         if (!info.is_null()) sample_info.push_back(std::move(info));
         samples.push_back(dt);
         rule.add(dt, cost);
-        if (checked_calls < b.max_checks && prep.draw_checked()) {
+        if (prep.draw_checked(static_cast<std::size_t>(s))) {
             ++checked_calls;
             json facts = checked_facts(out, set, ref, ex, fns.reference);
             facts["sample"] = s;

@@ -290,7 +290,7 @@ TEST(PythonCompareTest, TwoPythonCandidatesAreTimedInterleaved) {
 
 // A cache keyed on a sample of 64 elements per input passes the gate (every value changes there);
 // every bench call changes a few scattered elements, which the key misses, and the checked calls
-// get its stale outputs. --check-every 1: every sample is checked (16 at most).
+// get its stale outputs. --check-every 1: the first four samples are checked, and more at 4/(s + 1).
 TEST(PythonHostileCandidateTest, FingerprintCacheIsRejectedByAScatteredChange) {
     const auto r = verify("broken/fingerprint_cache.py", {"--check-every", "1", "--mode", "fwd"});
     ASSERT_EQ(r.exit_code, 3) << r.err << r.out;

@@ -46,7 +46,9 @@ TEST(PlanBuilderTest, GateCoversEveryGateShapeModeAndTrialWithResolvedShapes) {
     // Every trial seed for the listed distributions; the drawn seed alone for the further ones.
     EXPECT_EQ(job.gate.size(), (job.calls.size() - further) * 3 + further);
     for (const auto& g : job.gate)
-        if (job.calls[static_cast<std::size_t>(g.call)].shape.find('[') != std::string::npos) EXPECT_EQ(g.seed, 3u);
+        if (job.calls[static_cast<std::size_t>(g.call)].shape.find('[') != std::string::npos) {
+            EXPECT_EQ(g.seed, 3u);
+        }
     for (const auto& c : job.calls) {
         const auto listed = c.shape.substr(0, c.shape.find('['));
         const auto* sh = example().find_shape(listed);

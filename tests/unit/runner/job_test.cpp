@@ -42,7 +42,7 @@ job sample_ab_job() {
     b.input_sets = 5;
     b.flush_bytes = 1024;
     b.check_every = 4;
-    b.max_checks = 7;
+    b.tail_checks = 7;
     b.stop.min_samples = 12;
     b.stop.max_time_s = 0.25;
     j.bench.push_back(b);
@@ -77,7 +77,7 @@ TEST(JobTest, AbJobRoundTripsThroughJson) {
     EXPECT_EQ(back.bench[0].input_sets, 5);
     EXPECT_EQ(back.bench[0].flush_bytes, 1024u);
     EXPECT_EQ(back.bench[0].check_every, 4);
-    EXPECT_EQ(back.bench[0].max_checks, 7);
+    EXPECT_EQ(back.bench[0].tail_checks, 7);
     EXPECT_EQ(back.bench[0].stop.min_samples, 12u);
     EXPECT_DOUBLE_EQ(back.bench[0].stop.max_time_s, 0.25);
     // And once more: the JSON of the parsed job is the JSON it came from.
