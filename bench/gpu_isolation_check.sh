@@ -19,7 +19,8 @@
 # uncounted warm-up of each (python_cost.txt). op_times runs that `kloop verify` once with KLOOP_OP_TIMES
 # (docs/measurement.md) and keeps its per-operation wall times. gate_cost times `kloop verify` of
 # both examples (rmsnorm-cuda v4 as above, rmsnorm-triton v1) with the default gate and with
-# --held-out 0, alternating, ROUNDS rounds after one uncounted warm-up (gate_cost.txt). filtered
+# --held-out 0, alternating, ROUNDS rounds after one uncounted warm-up (gate_cost.txt; GATE_EXAMPLES
+# picks among "cuda triton"). filtered
 # runs the GPU test binaries with GTEST_GPU and GTEST_PYTHON as --gtest_filter (either may be
 # empty: that binary is skipped). Every step is time-boxed; results go to $OUT (or /tmp/kloop-gpu).
 set -u
@@ -69,7 +70,7 @@ for s in $steps; do
         done
       done ;;
     gate_cost)
-      for ex in cuda triton; do
+      for ex in ${GATE_EXAMPLES:-cuda triton}; do
         gv=$v
         [ $ex = triton ] && gv="verify examples/rmsnorm-triton --candidate examples/rmsnorm-triton/versions/v1_fused.py --json"
         for i in $(seq 0 "$rounds"); do

@@ -152,11 +152,14 @@ runner::job build_gate_job(const spec::op_spec& s, const evaluation_options& o,
     };
     for (const auto* m : selected_modes(s, o)) {
         // One shape: the call with every input's first distribution, then one call per further
-        // distribution of an input.
-        auto add_shape = [&](const std::string& name, const spec::dim_env& dims, const std::vector<spec::param_spec>& params) {
+        // distribution of an input. A held-out shape runs its base call with the drawn seed only:
+        // what it holds out is the shape (and the params), drawn from that seed; the listed
+        // shapes try every seed's values.
+        auto add_shape = [&](const std::string& name, const spec::dim_env& dims, const std::vector<spec::param_spec>& params,
+                             bool every_seed) {
             auto base = resolve_call(*m, name, dims);
             base.params = params;
-            add_cases(base, true);
+            add_cases(base, every_seed);
             for (std::size_t i = 0; i < m->inputs.size(); ++i)
                 for (const auto& init : m->inputs[i].adversarial) {
                     auto call = base;
@@ -168,11 +171,11 @@ runner::job build_gate_job(const spec::op_spec& s, const evaluation_options& o,
         for (const auto& sh : s.shapes) {
             if (!sh.gate) continue;
             if (filter && !filter->matches(sh.name)) continue;
-            add_shape(sh.name, sh.dims, m->params);
+            add_shape(sh.name, sh.dims, m->params, true);
         }
         for (const auto& h : held_out) {
             if (filter && !filter->matches(h.name)) continue;
-            add_shape(h.name, h.dims, h.params.at(m->name));
+            add_shape(h.name, h.dims, h.params.at(m->name), false);
         }
     }
     if (j.gate.empty())

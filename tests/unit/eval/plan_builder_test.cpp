@@ -1,6 +1,8 @@
 // Unit under test: eval/plan_builder — spec + options → runner jobs (seeds, filters, shapes).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +102,17 @@ TEST(PlanBuilderTest, HeldOutShapesComeFromTheDrawnSeedWithTheirOwnParams) {
         if (c.mode == "fwd") {
             ASSERT_EQ(c.params.size(), 1u);
             EXPECT_NE(c.params[0].value, 1e-6) << "eps drawn from its domain";
+        }
+    }
+    // A held-out call runs once, with the drawn seed (the last); a listed one with every seed.
+    std::map<int, std::vector<std::uint64_t>> seeds_of;
+    for (const auto& g : job.gate) seeds_of[g.call].push_back(g.seed);
+    for (const auto& [call, seeds] : seeds_of) {
+        const auto& shape = job.calls[static_cast<std::size_t>(call)].shape;
+        if (shape.rfind("heldout_", 0) == 0) {
+            EXPECT_EQ(seeds, std::vector<std::uint64_t>{3}) << shape;
+        } else if (shape.find('[') == std::string::npos) {
+            EXPECT_EQ(seeds, (std::vector<std::uint64_t>{1, 2, 3})) << shape;
         }
     }
     // Replayed by the same drawn seed, changed by another; the fixed seeds play no part.
