@@ -11,7 +11,7 @@
 # BEFORE_DIR (optional) holds src/{kloop,kloop-runner,kloop-runner-cuda} of the version to
 # compare against: `kloop verify` of examples/rmsnorm-cuda v4 (two bench shapes) runs ROUNDS
 # times with each, alternating, after one warm-up round each, and the wall times are printed side
-# by side. SKIP_TESTS=1 runs only that comparison; AFTER_ARGS adds options to the BIN_DIR side only
+# by side (SKIP_CUDA_COMPARE=1 leaves it out). SKIP_TESTS=1 runs only that comparison; AFTER_ARGS adds options to the BIN_DIR side only
 # (e.g. --held-out 0, which the older version does not know). STEPS (space-separated) picks the
 # steps to run: confinement_unit exploits_cuda rmsnorm_cuda exploits_cpu op_times python_gpu
 # (default: the first four); python_cost times `kloop verify` of examples/rmsnorm-triton v1 with the
@@ -20,7 +20,9 @@
 # (docs/measurement.md) and keeps its per-operation wall times. gate_cost times `kloop verify` of
 # both examples (rmsnorm-cuda v4 as above, rmsnorm-triton v1) with the default gate and with
 # --held-out 0, alternating, ROUNDS rounds after one uncounted warm-up (gate_cost.txt; GATE_EXAMPLES
-# picks among "cuda triton"). filtered
+# picks among "cuda triton"). python_split times `kloop verify` of the Triton example with BEFORE_DIR's
+# kloop and its worker package BEFORE_DIR/python against BIN_DIR's, alternating (python_split.txt).
+# filtered
 # runs the GPU test binaries with GTEST_GPU and GTEST_PYTHON as --gtest_filter (either may be
 # empty: that binary is skipped). Every step is time-boxed; results go to $OUT (or /tmp/kloop-gpu).
 set -u
@@ -83,6 +85,21 @@ for s in $steps; do
           done
         done
       done ;;
+    python_split)
+      # The Python candidate host against the in-process Python runner of BEFORE_DIR, whose
+      # worker package is BEFORE_DIR/python (git archive of that commit's python/ directory).
+      [ -n "$before" ] || { echo "python_split needs BEFORE_DIR" | tee -a "$out/steps.txt"; continue; }
+      bp=$(cd "$before" && pwd -P)
+      tv="verify examples/rmsnorm-triton --candidate examples/rmsnorm-triton/versions/v1_fused.py --json"
+      for i in $(seq 0 "$rounds"); do
+        for side in before after; do
+          if [ $side = before ]; then exe=$bp/src/kloop; pdir=$bp/python; else exe=$bin/src/kloop; pdir=$(pwd -P)/python; fi
+          t0=$(date +%s%N)
+          KLOOP_HOME=/tmp/kloop-home-py-$side KLOOP_PYTHON_DIR=$pdir timeout 300 "$exe" $tv > "$out/python_split_${side}_$i.json" 2>/dev/null
+          rc=$?
+          echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_split.txt"
+        done
+      done ;;
     filtered)
       [ -n "${GTEST_GPU:-}" ] && step filtered_gpu 540 "$bin/tests/gpu/kloop.test.gpu" --gtest_filter="$GTEST_GPU"
       [ -n "${GTEST_PYTHON:-}" ] && step filtered_python 540 "$bin/tests/gpu/kloop.test.gpu.python" --gtest_filter="$GTEST_PYTHON" ;;
@@ -91,7 +108,7 @@ for s in $steps; do
 done
 fi
 
-if [ -n "$before" ]; then
+if [ -n "$before" ] && [ -z "${SKIP_CUDA_COMPARE:-}" ]; then
   # Each side with its own warm build cache; round 0 warms it (builds) and is not counted.
   b=$(cd "$before" && pwd -P)
   for i in $(seq 0 "$rounds"); do

@@ -76,6 +76,13 @@ call_plan plan_of(bool inout = false) {
     return p;
 }
 
+// Inputs filled and uploaded, the first call prepared (the pristine copies made on the device).
+void first_call(call_buffers& set) {
+    set.fill_inputs(7);
+    set.prepare();
+    set.prepare_call();
+}
+
 // Writes one float of input `i` on the fake device, as a candidate's kernel would.
 void scribble(const call_buffers& set, std::size_t i, std::size_t element) {
     static_cast<float*>(set.get_args().inputs[i].data)[element] += 1.0f;
@@ -85,9 +92,7 @@ TEST(CallBuffersGuardTest, EveryInputIsComparedOnTheDeviceAfterACall) {
     fake_device dev(true);
     const auto plan = plan_of();
     call_buffers set(plan, dev);
-    set.fill_inputs(7);
-    set.prepare();
-    set.prepare_call();
+    first_call(set);
     set.perturb_inputs(11, 8);  // new values are the pristine ones too
     EXPECT_TRUE(set.guards_cover_inputs());
 
@@ -111,9 +116,7 @@ TEST(CallBuffersGuardTest, NewValuesUploadedByPrepareBecomeThePristineOnes) {
     fake_device dev(true);
     const auto plan = plan_of();
     call_buffers set(plan, dev);
-    set.fill_inputs(7);
-    set.prepare();
-    set.prepare_call();
+    first_call(set);
     set.collect_guards();
     EXPECT_TRUE(set.find_changed_inputs().empty());
     set.fill_inputs(8);  // other values at the same addresses
@@ -127,9 +130,7 @@ TEST(CallBuffersGuardTest, InoutInputsHaveNoPristineCopyOnTheDevice) {
     fake_device dev(true);
     const auto plan = plan_of(true);
     call_buffers set(plan, dev);
-    set.fill_inputs(7);
-    set.prepare();
-    set.prepare_call();
+    first_call(set);
     EXPECT_EQ(dev.privates.size(), 2u);  // x's pristine copy and the results, none for "state"
     scribble(set, 1, 3);                  // an inout input may change
     set.collect_guards();
@@ -140,9 +141,7 @@ TEST(CallBuffersGuardTest, AfterAFullReadBackTheHostCopiesAreCompared) {
     fake_device dev(true);
     const auto plan = plan_of();
     call_buffers set(plan, dev);
-    set.fill_inputs(7);
-    set.prepare();
-    set.prepare_call();
+    first_call(set);
     scribble(set, 0, 99);
     set.collect();  // a checked call reads everything back
     const auto changed = set.find_changed_inputs();
@@ -154,9 +153,7 @@ TEST(CallBuffersGuardTest, WithoutADeviceComparisonInputsAreLeftToCheckedCalls) 
     fake_device dev(false);
     const auto plan = plan_of();
     call_buffers set(plan, dev);
-    set.fill_inputs(7);
-    set.prepare();
-    set.prepare_call();
+    first_call(set);
     EXPECT_FALSE(set.guards_cover_inputs());
     EXPECT_TRUE(dev.privates.empty());
 }
@@ -169,9 +166,7 @@ TEST(CallBuffersGuardTest, ACheckedCallOnOneDeviceMovesOnlyOutputs) {
     const auto plan = plan_of();
     call_buffers set(plan, dev);
     call_buffers ref(plan, dev);
-    set.fill_inputs(7);
-    set.prepare();
-    set.prepare_call();
+    first_call(set);
     set.perturb_inputs(11, 8);
     ASSERT_TRUE(set.can_check_on_device_with(ref));
     const std::vector<float> pristine(static_cast<const float*>(set.get_input(0).data()),
@@ -202,9 +197,7 @@ TEST(CallBuffersGuardTest, InoutInputsKeepTheHostPathForCheckedCalls) {
     const auto plan = plan_of(true);
     call_buffers set(plan, dev);
     call_buffers ref(plan, dev);
-    set.fill_inputs(7);
-    set.prepare();
-    set.prepare_call();
+    first_call(set);
     EXPECT_FALSE(set.can_check_on_device_with(ref));
 }
 
