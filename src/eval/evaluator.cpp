@@ -63,6 +63,9 @@ int cuda_compute_capability() {
 backend::cpu::build_record build_source(const evaluation_context& ctx, const std::filesystem::path& source,
                                         backend::source_role role) {
     const auto plan = backend::plan_source(ctx.spec.backend, source, role);
+    // A candidate is its directory's files: one that reaches elsewhere is refused in every verb,
+    // since the loop could not stage it (backend/local_sources.hpp).
+    if (role == backend::source_role::candidate) (void)candidate_sources(ctx.spec, source);
     if (plan.builder == backend::builder_kind::python) {
         // A snapshot, a probe of the interpreter and an import check; the "library" is a manifest
         // the Python worker reads (backend/python/python_builder.hpp, docs/python.md).
@@ -310,6 +313,14 @@ environment_info collect_environment(const evaluation_context& ctx) {
     e.git_commit = git.commit;
     e.git_dirty = git.dirty;
     return e;
+}
+
+backend::local_sources candidate_sources(const spec::op_spec& spec, const std::filesystem::path& candidate) {
+    const auto plan = backend::plan_source(spec.backend, candidate, backend::source_role::candidate);
+    std::vector<std::filesystem::path> allowed;
+    for (const auto& d : spec.build.include_dirs) allowed.push_back(spec.op_dir / d);
+    if (plan.builder != backend::builder_kind::python) allowed.push_back(platform::abi_include_dir());
+    return backend::find_local_sources(candidate, plan.builder, allowed);
 }
 
 backend::cpu::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,

@@ -13,6 +13,7 @@
 
 #include "backend/build_dispatch.hpp"
 #include "backend/cpu/cpu_builder.hpp"
+#include "backend/local_sources.hpp"
 #include "eval/evaluation.hpp"
 #include "eval/evaluation_options.hpp"
 #include "platform/subprocess.hpp"
@@ -40,6 +41,12 @@ struct evaluation_context {
 // the spec's flags; nvcc for .cu. Other steps that run the candidate (profile_capture) use it.
 [[nodiscard]] backend::cpu::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,
                                                           backend::source_role role);
+
+// The files the candidate is made of: its source and the local headers or modules it uses
+// (backend/local_sources.hpp), with the spec's include_dirs and kloop's ABI headers as the
+// places a header may also come from. Throws kloop::usage_error for a header anywhere else.
+// Every verb's build checks it; the loop stages, snapshots and commits exactly these files.
+[[nodiscard]] backend::local_sources candidate_sources(const spec::op_spec& spec, const std::filesystem::path& candidate);
 
 // The environment line: host, compiler, kloop build, the candidate's git state.
 [[nodiscard]] environment_info collect_environment(const evaluation_context& ctx);

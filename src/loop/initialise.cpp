@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/local_sources.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "loop/contract.hpp"
@@ -110,10 +111,13 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     // The baseline: a plain evaluation, in a scratch directory.
     platform::ensure_directory(root.parent_path());
     platform::scoped_temp_dir scratch("kloop-init");
-    const fs::path snapshot = scratch.path() / candidate.filename();
-    fs::copy_file(candidate, snapshot);
+    // The snapshot in a folder of its own: the scratch folder also holds the runner's job, and a
+    // Python candidate host may read the modules beside its source only where no such file is.
+    const fs::path snapshot = scratch.path() / "candidate" / candidate.filename();
     // Evaluate the parsed contract spec (same text as op.toml) so v0 is measured as later iterations are.
     const auto cspec = load_spec(c);
+    const auto sources = eval::candidate_sources(cspec, candidate);  // the candidate and its local files
+    backend::copy_local_sources(sources, snapshot.parent_path());
     const eval::evaluation_context ctx{cspec, snapshot, contract_options(c, req.options), runner, platform::cache_dir(),
                                        scratch.path()};
     out.baseline = eval::evaluate(ctx);
@@ -136,6 +140,8 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     v0.candidate_source = candidate.string();
     v0.candidate_file = candidate.filename().string();
     v0.candidate_sha256 = platform::sha256_file(snapshot);
+    for (std::size_t k = 1; k < sources.files.size(); ++k) v0.local_files.push_back(sources.files[k].generic_string());
+    v0.sources_sha256 = backend::local_sources_sha256(sources);
     v0.gate_pass = out.baseline.gate.pass;
     v0.gate_partial = out.baseline.gate.partial;
     v0.bench_ok = out.baseline.bench.ok;
@@ -157,7 +163,7 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     platform::write_file_atomic(st.dispatch_file(), dispatch_header(c.op));
     const fs::path v0dir = st.iteration_dir(0);
     platform::ensure_directory(v0dir);
-    fs::copy_file(snapshot, v0dir / v0.candidate_file);
+    backend::copy_local_sources(sources, v0dir);
     if (auto note = profile_version(v0, cspec, v0dir / v0.candidate_file, out.baseline.census_kernels, v0dir,
                                     contract_options(c, req.options), req.profile, runner);
         !note.empty())

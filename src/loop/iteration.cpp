@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backend/local_sources.hpp"
 #include "core/error.hpp"
+#include "eval/evaluator.hpp"
 #include "loop/classification.hpp"
 #include "loop/contract.hpp"
 #include "loop/evaluation_marker.hpp"
@@ -75,13 +77,18 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     r.vs_best = *best;
     const auto& best_rec = session.records[static_cast<std::size_t>(*best)];
     const fs::path best_src = session.ws.iteration_dir(*best) / best_rec.candidate_file;
+    const auto spec = load_spec(c);
+    // The candidate with the local headers or modules it uses, at the same relative paths: what
+    // is built is what is snapshotted and committed.
+    const auto sources = eval::candidate_sources(spec, candidate);
     const fs::path staging = session.ws.make_staging_dir(version_label(r.number));
-    fs::copy_file(candidate, staging / r.candidate_file);
+    backend::copy_local_sources(sources, staging);
     platform::write_file_atomic(staging / "optimization_proposal.md", prop.text);
     r.candidate_sha256 = platform::sha256_file(staging / r.candidate_file);
+    for (std::size_t k = 1; k < sources.files.size(); ++k) r.local_files.push_back(sources.files[k].generic_string());
+    r.sources_sha256 = backend::local_sources_sha256(sources);
     fault_point("iterate.staged");
 
-    const auto spec = load_spec(c);
     platform::scoped_temp_dir scratch("kloop-iterate");
     const eval::ab_context ctx{spec, best_src, staging / r.candidate_file, contract_options(c, req.options), req.ab, runner,
                                platform::cache_dir(), scratch.path()};
@@ -129,7 +136,9 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     fault_point("iterate.profiled");
     r.recorded_at = utc_now();
 
-    r.git = commit_candidate(candidate, commit_message(c.op, r), runner);
+    std::vector<fs::path> local_paths;
+    for (const auto& f : r.local_files) local_paths.push_back(sources.root / f);
+    r.git = commit_candidate(candidate, commit_message(c.op, r), runner, local_paths);
     if (!r.git.repair.empty()) out.notes.push_back("git: " + r.git.repair);
     if (!r.git.committed) out.notes.push_back("git: " + r.git.note);
     fault_point("iterate.committed");

@@ -82,6 +82,8 @@ json to_json(const iteration_record& r) {
             {"candidate_source", r.candidate_source},
             {"candidate_file", r.candidate_file},
             {"candidate_sha256", r.candidate_sha256},
+            {"local_files", r.local_files},
+            {"sources_sha256", r.sources_sha256},
             {"proposal", {{"direction", r.direction}, {"expected", r.expected}, {"tags", r.tags}}},
             {"fingerprint", r.fingerprint},
             {"vs_best", r.vs_best},
@@ -109,6 +111,8 @@ iteration_record iteration_record_from_json(const json& j) {
     r.candidate_source = j.at("candidate_source");
     r.candidate_file = j.at("candidate_file");
     r.candidate_sha256 = j.at("candidate_sha256");
+    r.local_files = j.value("local_files", std::vector<std::string>{});
+    r.sources_sha256 = j.value("sources_sha256", std::string());
     r.direction = j.at("proposal").at("direction");
     r.expected = j.at("proposal").at("expected");
     r.tags = j.at("proposal").at("tags").get<std::vector<std::string>>();

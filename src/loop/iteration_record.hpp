@@ -66,6 +66,11 @@ struct iteration_record {
     std::string candidate_source;        // as given on the command line
     std::string candidate_file;          // file name inside iter_vN/
     std::string candidate_sha256;
+    // The local headers or modules the candidate uses, relative to its directory and copied
+    // beside it into iter_vN/ (eval::candidate_sources), and the SHA-256 over the candidate and
+    // them: a header-only change makes a different version.
+    std::vector<std::string> local_files;
+    std::string sources_sha256;
     std::string direction;
     std::string expected;
     std::vector<std::string> tags;

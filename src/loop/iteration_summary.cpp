@@ -15,6 +15,11 @@ std::string iteration_summary_md(const iteration_record& r, const std::string& o
     if (r.status == iteration_status::rejected) out += fmt::format("**Rejected ({})**: {}\n\n", to_string(r.rejection), r.reason);
     else if (!r.reason.empty()) out += fmt::format("**Verdict**: {}\n\n", r.reason);
     out += fmt::format("- Candidate: `{}` (copy: `{}`, sha256 {})\n", r.candidate_source, r.candidate_file, r.candidate_sha256);
+    if (!r.local_files.empty()) {
+        out += "- Local files, copied beside it:";
+        for (const auto& f : r.local_files) out += fmt::format(" `{}`", f);
+        out += fmt::format(" (sources sha256 {})\n", r.sources_sha256);
+    }
     if (r.number > 0) {
         out += fmt::format("- Direction: {}\n- Predicted: {}\n", r.direction, r.expected);
         out += "- Measured: ";

@@ -123,6 +123,10 @@ public:
 
     [[nodiscard]] bool in_repo() const { return !m_toplevel.empty(); }
     [[nodiscard]] const std::string& rel() const { return m_rel; }
+    // `path` relative to the repository's top level.
+    [[nodiscard]] std::string rel_of(const fs::path& path) const {
+        return fs::absolute(path).lexically_normal().lexically_relative(m_toplevel).string();
+    }
     [[nodiscard]] const std::string& git_dir() const { return m_git_dir; }
 
     platform::process_result git(std::vector<std::string> args, std::vector<std::pair<std::string, std::string>> env = {}) {
@@ -172,12 +176,18 @@ git_record not_in_repo() {
 
 }  // namespace
 
-git_record commit_candidate(const fs::path& candidate, const std::string& message, platform::command_runner_base& runner) {
+git_record commit_candidate(const fs::path& candidate, const std::string& message, platform::command_runner_base& runner,
+                            const std::vector<fs::path>& local_files) {
     commit_session s(candidate, runner);
     if (!s.in_repo()) return not_in_repo();
-    if (auto add = s.git({"add", "--", s.rel()}); !add.succeeded()) return s.failed("git add", add);
-    if (auto commit = s.git({"commit", "--allow-empty", "-q", "-m", message, "--", s.rel()}); !commit.succeeded())
-        return s.failed("git commit", commit);
+    std::vector<std::string> paths = {s.rel()};
+    for (const auto& f : local_files) paths.push_back(s.rel_of(f));
+    std::vector<std::string> add = {"add", "--"};
+    add.insert(add.end(), paths.begin(), paths.end());
+    if (auto r = s.git(add); !r.succeeded()) return s.failed("git add", r);
+    std::vector<std::string> commit = {"commit", "--allow-empty", "-q", "-m", message, "--"};
+    commit.insert(commit.end(), paths.begin(), paths.end());
+    if (auto r = s.git(commit); !r.succeeded()) return s.failed("git commit", r);
     return s.committed(message);
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <vector>
 #include <string>
 
 #include "loop/iteration_record.hpp"
@@ -15,11 +16,13 @@
 
 namespace kloop::loop {
 
-// `git add -- FILE` then `git commit --allow-empty -m MSG -- FILE` (the pathspec limits the
-// commit to that file whatever else is staged; --allow-empty keeps an unchanged iteration's
-// commit, as the protocol asks).
+// `git add -- FILE…` then `git commit --allow-empty -m MSG -- FILE…` for the candidate and its
+// local files (absolute paths; eval::candidate_sources): the pathspec limits the commit to them
+// whatever else is staged; --allow-empty keeps an unchanged iteration's commit, as the protocol
+// asks.
 [[nodiscard]] git_record commit_candidate(const std::filesystem::path& candidate, const std::string& message,
-                                          platform::command_runner_base& runner);
+                                          platform::command_runner_base& runner,
+                                          const std::vector<std::filesystem::path>& local_files = {});
 
 // Commits the content of `snapshot` as `candidate` (a child commit of HEAD with that one file
 // changed, built in a private index) without touching the working tree or what the user staged;

@@ -148,6 +148,43 @@ protected:
 
 }  // namespace
 
+// A candidate that includes a header beside it: init and iterate stage, snapshot and commit the
+// header with it (the iteration builds: the staged copy finds it), a header-only change is a new
+// version with the same candidate hash and other sources, and `kloop verify` refuses a header
+// from outside the candidate's directory.
+TEST_F(LoopTest, LocalHeadersTravelWithTheCandidate) {
+    const auto header = m_op / "rms_tuning.hpp";
+    kloop::platform::write_file_atomic(header, "#pragma once\n// tuning A\n");
+    kloop::platform::write_file_atomic(
+        m_kernel, "#include \"rms_tuning.hpp\"\n" + kloop::platform::read_file(m_op / "versions" / "v1_rowwise.cpp"));
+    git({"add", "-A"});
+    git({"commit", "-q", "-m", "kernel with a header"});
+    const auto r0 = init(5);
+    ASSERT_EQ(r0.exit_code, 0) << r0.err << r0.out;
+    EXPECT_EQ(kloop::platform::read_file(m_ws / "iter_v0" / "rms_tuning.hpp"), "#pragma once\n// tuning A\n");
+    const auto v0 = nlohmann::json::parse(kloop::platform::read_file(m_ws / "iter_v0" / "benchmark_result.json")).at("iteration");
+    EXPECT_EQ(v0.at("local_files"), nlohmann::json::array({"rms_tuning.hpp"}));
+
+    kloop::platform::write_file_atomic(header, "#pragma once\n// tuning B\n");  // the header alone changes
+    const auto proposal = m_dir.path() / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, proposal_text("retune through the header", "- header"));
+    const auto r1 = run({"iterate", "--proposal", proposal.string()}, true);
+    ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
+    const auto v1 = nlohmann::json::parse(kloop::platform::read_file(m_ws / "iter_v1" / "benchmark_result.json")).at("iteration");
+    EXPECT_NE(v1.at("status"), "rejected") << v1.dump(1);
+    EXPECT_EQ(kloop::platform::read_file(m_ws / "iter_v1" / "rms_tuning.hpp"), "#pragma once\n// tuning B\n");
+    EXPECT_EQ(v1.at("candidate_sha256"), v0.at("candidate_sha256"));
+    EXPECT_NE(v1.at("sources_sha256"), v0.at("sources_sha256"));
+    const auto committed = git({"show", "--name-only", "--format=", "HEAD"}).stdout_text;
+    EXPECT_NE(committed.find("rmsnorm/rms_tuning.hpp"), std::string::npos) << committed;  // kernel.cpp: unchanged
+
+    kloop::platform::write_file_atomic(m_repo / "outside.hpp", "\n");
+    kloop::platform::write_file_atomic(m_kernel, "#include \"../outside.hpp\"\n" + kloop::platform::read_file(m_kernel));
+    const auto refused = run({"verify", m_op.string(), "--candidate", m_kernel.string(), "--no-bench", "--held-out", "0"});
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.err.find("#include \"../outside.hpp\""), std::string::npos) << refused.err;
+}
+
 TEST_F(LoopTest, FullLoopClassifiesAgainstTheCurrentBest) {
     const auto i = init(6);
     ASSERT_EQ(i.exit_code, 0) << i.err << i.out;

@@ -361,3 +361,42 @@ TEST(PythonVerifyTest, TheMemoryLimitReachesTheCandidateHost) {
     const auto ok = verify("broken/hog_memory.py", gate);
     EXPECT_EQ(ok.exit_code, 0) << ok.err << ok.out;
 }
+
+// A Python candidate that imports a module beside it: init and iterate stage and snapshot the
+// module with it (the iteration imports it from its own folder), and a change to the module alone
+// is a new version with the same candidate hash and other sources.
+TEST(PythonLoopTest, LocalModulesTravelWithTheCandidate) {
+    const auto dir = temp_dir("loop-modules");
+    const auto op = dir / "op";
+    fs::copy(op_dir(), op, fs::copy_options::recursive);
+    const auto kernel = op / "kernel.py";
+    kloop::platform::write_file_atomic(kernel, "from helpers import rmsnorm_bwd, rmsnorm_fwd  # noqa: F401\n");
+    kloop::platform::write_file_atomic(op / "helpers.py", kloop::platform::read_file(op / "versions" / "v0_numpy.py"));
+    const auto ws = dir / "ws";
+    std::vector<std::string> quick = quick_bench();
+    quick.insert(quick.end(), {"--held-out", "0"});
+    std::vector<std::string> init = {"init", op.string(), "--candidate", kernel.string(), "--max-iterations", "3",
+                                     "--workspace", ws.string()};
+    init.insert(init.end(), quick.begin(), quick.end());
+    const auto r0 = run(init);
+    ASSERT_EQ(r0.exit_code, 0) << r0.err << r0.out;
+    const auto v0 = nlohmann::json::parse(kloop::platform::read_file(ws / "iter_v0" / "benchmark_result.json")).at("iteration");
+    EXPECT_EQ(v0.at("local_files"), nlohmann::json::array({"helpers.py"}));
+    EXPECT_TRUE(fs::is_regular_file(ws / "iter_v0" / "helpers.py"));
+
+    kloop::platform::write_file_atomic(op / "helpers.py",
+                                       "# retuned\n" + kloop::platform::read_file(op / "versions" / "v0_numpy.py"));
+    const auto proposal = dir / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, "Direction: a module-only change\nExpected: nothing moves\n\n"
+                                                 "## Strategy tags\n- module\n");
+    std::vector<std::string> iterate = {"iterate", "--workspace", ws.string(), "--proposal", proposal.string()};
+    iterate.insert(iterate.end(), quick.begin(), quick.end());
+    const auto r1 = run(iterate);
+    ASSERT_EQ(r1.exit_code, 0) << r1.err << r1.out;
+    const auto v1 = nlohmann::json::parse(kloop::platform::read_file(ws / "iter_v1" / "benchmark_result.json")).at("iteration");
+    EXPECT_NE(v1.at("status"), "rejected") << v1.dump(1);
+    EXPECT_EQ(kloop::platform::read_file(ws / "iter_v1" / "helpers.py").rfind("# retuned\n", 0), 0u);
+    EXPECT_EQ(v1.at("candidate_sha256"), v0.at("candidate_sha256"));
+    EXPECT_NE(v1.at("sources_sha256"), v0.at("sources_sha256"));
+    fs::remove_all(dir);
+}
