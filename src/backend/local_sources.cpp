@@ -2,6 +2,7 @@
 #include "backend/local_sources.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -87,6 +88,13 @@ std::vector<fs::path> module_files(const std::string& dotted, const fs::path& ba
     return files;
 }
 
+// One item of an import list without its `as` alias and blanks: "mod as m " -> "mod".
+std::string imported_name(const std::string& item) {
+    std::string name = item.substr(0, item.find(" as "));
+    name.erase(std::remove_if(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c) != 0; }), name.end());
+    return name;
+}
+
 void scan_python(const fs::path& file, const fs::path& root, std::set<fs::path>& found) {
     static const std::regex from_re(R"(^\s*from\s+(\.*)([\w.]*)\s+import\s+\(?\s*([\w\s,.*]+))");
     static const std::regex import_re(R"(^\s*import\s+([\w\s,.]+))");
@@ -104,19 +112,15 @@ void scan_python(const fs::path& file, const fs::path& root, std::set<fs::path>&
             if (!module.empty()) add(module_files(module, base));
             // `from pkg import mod`: mod may be a submodule.
             std::stringstream names(m[3].str());
-            for (std::string name; std::getline(names, name, ',');) {
-                name = name.substr(0, name.find(" as "));
-                name.erase(std::remove_if(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c); }), name.end());
+            for (std::string item; std::getline(names, item, ',');) {
+                const std::string name = imported_name(item);
                 if (name.empty() || name == "*") continue;
                 add(module_files(module.empty() ? name : module + "." + name, base));
             }
         } else if (std::regex_search(line, m, import_re)) {
             std::stringstream names(m[1].str());
-            for (std::string name; std::getline(names, name, ',');) {
-                name = name.substr(0, name.find(" as "));
-                name.erase(std::remove_if(name.begin(), name.end(), [](unsigned char c) { return std::isspace(c); }), name.end());
-                if (!name.empty()) add(module_files(name, root));
-            }
+            for (std::string item; std::getline(names, item, ',');)
+                if (const std::string name = imported_name(item); !name.empty()) add(module_files(name, root));
         }
     }
 }

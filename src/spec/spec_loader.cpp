@@ -1175,43 +1175,68 @@ private:
 namespace {
 
 // The line of the first byte >= 0x80 outside a string or a comment — or of a quote that cannot
-// open a string (not after `=`, `[`, `{`, `,`, `.` or at a line's start) — or 0. TOML allows
-// non-ASCII text only in strings and comments, and toml++ 3.3 (Debian 12) reaches
-// __builtin_unreachable on some non-ASCII characters where it looks for whitespace (U+00A1 to
-// U+0499, e.g. `x = ö`): such text is refused before toml++ sees it (found by
-// fuzz/spec_loader_fuzz).
+// open a string (only after `=`, `[`, `{`, `,` or at a line's start; after `.` only in a key, as
+// in a.'b', never in a value) — or of an unterminated one-line string that holds such a byte —
+// or 0. TOML allows non-ASCII text only in strings and comments, and toml++ 3.3 (Debian 12)
+// reaches __builtin_unreachable on some non-ASCII characters where it looks for whitespace
+// (U+00A1 to U+0499: `x = ö`, or `x = 0:i.'ö'`, where it reads the quote as part of a bare
+// value): such text is refused before toml++ sees it (found by fuzz/spec_loader_fuzz).
 int line_of_non_ascii_outside_strings(std::string_view t) {
     int line = 1;
-    char last = '\n';  // the last character outside strings and comments that is not a blank
+    char last = '\n';    // the last character outside strings and comments that is not a blank
+    bool in_key = true;  // a key may start here: a line's start, `{`, `,` in an inline table, a [header]
+    std::string open;    // the brackets open on the value side: '[' arrays, '{' inline tables
     for (std::size_t i = 0; i < t.size(); ++i) {
         const char c = t[i];
         if (c == '\n') {
             ++line;
             last = c;
+            if (open.empty()) in_key = true;
         } else if (c == ' ' || c == '\t' || c == '\r') {
         } else if (c == '#') {  // a comment, to the end of the line
             while (i + 1 < t.size() && t[i + 1] != '\n') ++i;
         } else if (c == '"' || c == '\'') {
-            if (std::string_view("=[{,.\n").find(last) == std::string_view::npos) return line;
+            if (std::string_view("=[{,\n").find(last) == std::string_view::npos && !(last == '.' && in_key)) return line;
             last = c;
             const bool multi = t.substr(i, 3) == std::string(3, c);
             const std::string close = multi ? std::string(3, c) : std::string(1, c);
+            const int start_line = line;
+            bool high = false;
             i += close.size();
             for (; i < t.size(); ++i) {
                 if (t[i] == '\n') {
                     ++line;
-                    if (!multi) break;  // toml++ reports the unterminated string
+                    if (!multi) {
+                        if (high) return start_line;  // unterminated, with a byte toml++ might trip on
+                        --i;                          // toml++ reports the unterminated string
+                        --line;
+                        break;
+                    }
                 } else if (c == '"' && t[i] == '\\') {
                     ++i;  // an escaped character: \" does not end the string
                     if (i < t.size() && t[i] == '\n') ++line;
                 } else if (t.compare(i, close.size(), close) == 0) {
                     i += close.size() - 1;
                     break;
+                } else if (static_cast<unsigned char>(t[i]) >= 0x80) {
+                    high = true;
                 }
             }
+            if (i >= t.size() && high) return start_line;  // unterminated at the end of the text
         } else if (static_cast<unsigned char>(c) >= 0x80) {
             return line;
         } else {
+            if (c == '=') in_key = false;
+            else if (c == '[') {
+                if (!(in_key && open.empty())) open.push_back('[');  // a table header is not a value
+            } else if (c == '{') {
+                open.push_back('{');
+                in_key = true;
+            } else if ((c == ']' || c == '}') && !open.empty()) {
+                open.pop_back();
+            } else if (c == ',') {
+                in_key = !open.empty() && open.back() == '{';
+            }
             last = c;
         }
     }
@@ -1224,8 +1249,8 @@ op_spec parse_op_spec(const std::string& text, const fs::path& file, const fs::p
     const std::string file_name = file.string();
     if (const int line = line_of_non_ascii_outside_strings(text); line > 0)
         throw spec_error(file_name, line, "<syntax>",
-                         "a non-ASCII character outside a string or a comment, or a quote where no string can start (keys and "
-                         "bare values are ASCII in TOML)");
+                         "a non-ASCII character outside a string or a comment, a quote where no string can start, or an "
+                         "unterminated string holding a non-ASCII character (keys and bare values are ASCII in TOML)");
     toml::table root;
     try {
         root = toml::parse(std::string_view(text), std::string_view(file_name));

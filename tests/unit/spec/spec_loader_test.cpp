@@ -594,6 +594,13 @@ TEST_F(SpecLoaderTest, NonAsciiOutsideStringsIsASyntaxErrorOnItsLine) {
     syntax_error_at(make_spec({{22, "params = { eps = \xc3\xb6 }"}}), 22);      // x = ö
     syntax_error_at(make_spec({{8, "n\xc3\xa4mes = [\"N\", \"D\"]"}}), 8);      // a non-ASCII key
     syntax_error_at(make_spec({{23, "flops = 0\"\x14\xcc\x85\""}}), 23);       // a quote after a value
+    syntax_error_at(make_spec({{23, "flops = 0:i.'\xc6\xbc'"}}), 23);             // after a `.` in a value
+    syntax_error_at(make_spec({{23, "flops = 'x\xc6\xbc"}}), 23);                 // an unterminated string
+    // A quote after `.` opens a string in a key (a table header's here), and a quote after `,` in
+    // an inline table opens a key.
+    const auto keys = load(make_spec({{20, "[modes.'fwd']"}, {22, "params = { eps = 1e-6, 'k' = 3 }"}}));
+    ASSERT_NE(keys.find_mode("fwd"), nullptr);
+    EXPECT_EQ(keys.find_mode("fwd")->params.size(), 2u);
     // In strings and comments, with escaped quotes and multi-line strings, it is text like any.
     const auto ok = load(make_spec({{6, "description = \"toy \\\" \xc2\xb5s\"  # \xc3\xb6 \" \xe2\x80\x94"},
                                     {9, "# \xc3\xa9t\xc3\xa9 '"}}));
