@@ -8,6 +8,7 @@
 #include "spec/spec_loader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -1174,13 +1175,16 @@ private:
 
 namespace {
 
-// The line of the first byte >= 0x80 outside a string or a comment — or of a quote that cannot
-// open a string (only after `=`, `[`, `{`, `,` or at a line's start; after `.` only in a key, as
-// in a.'b', never in a value) — or of an unterminated one-line string that holds such a byte —
-// or 0. TOML allows non-ASCII text only in strings and comments, and toml++ 3.3 (Debian 12)
-// reaches __builtin_unreachable on some non-ASCII characters where it looks for whitespace
-// (U+00A1 to U+0499: `x = ö`, or `x = 0:i.'ö'`, where it reads the quote as part of a bare
-// value): such text is refused before toml++ sees it (found by fuzz/spec_loader_fuzz).
+// The line of the first character toml++ 3.3 (Debian 12) must not see, or 0: outside strings and
+// comments, anything but ASCII letters, digits, `_+-.:`, blanks and TOML's structural characters;
+// a quote, `[` or `{` where TOML cannot open one (a string: after `=`, `[`, `,` or a line break
+// in a value, after a line's start, `[`, `{`, `,` or `.` in a key; an array or inline table only
+// in a value, after `=`, `[`, `,` or a line break; a table header at a line's start); or an
+// unterminated one-line string holding a non-ASCII byte. TOML allows non-ASCII text only in
+// strings and comments, and toml++ reaches __builtin_unreachable on many non-ASCII characters
+// where it looks for whitespace (`x = ö`), also when it reads a misplaced string as part of a
+// bare value (`x = 0:i.'ö'`, `d = { N = -0Lpp['ﻻ'] }`): such text is refused before toml++ sees
+// it (found by fuzz/spec_loader_fuzz).
 int line_of_non_ascii_outside_strings(std::string_view t) {
     int line = 1;
     char last = '\n';    // the last character outside strings and comments that is not a blank
@@ -1196,7 +1200,8 @@ int line_of_non_ascii_outside_strings(std::string_view t) {
         } else if (c == '#') {  // a comment, to the end of the line
             while (i + 1 < t.size() && t[i + 1] != '\n') ++i;
         } else if (c == '"' || c == '\'') {
-            if (std::string_view("=[{,\n").find(last) == std::string_view::npos && !(last == '.' && in_key)) return line;
+            const std::string_view after = in_key ? "\n[{,." : "=[,\n";
+            if (after.find(last) == std::string_view::npos) return line;
             last = c;
             const bool multi = t.substr(i, 3) == std::string(3, c);
             const std::string close = multi ? std::string(3, c) : std::string(1, c);
@@ -1223,13 +1228,18 @@ int line_of_non_ascii_outside_strings(std::string_view t) {
                 }
             }
             if (i >= t.size() && high) return start_line;  // unterminated at the end of the text
-        } else if (static_cast<unsigned char>(c) >= 0x80) {
+        } else if (static_cast<unsigned char>(c) >= 0x80 ||
+                   !(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_+-.:=[]{},").find(c) != std::string_view::npos)) {
             return line;
         } else {
+            const bool value_start = !in_key && std::string_view("=[,\n").find(last) != std::string_view::npos;
             if (c == '=') in_key = false;
             else if (c == '[') {
-                if (!(in_key && open.empty())) open.push_back('[');  // a table header is not a value
+                const bool header = in_key && open.empty() && (last == '\n' || last == '[');
+                if (!header && !value_start) return line;
+                if (!header) open.push_back('[');  // a table header is not a value
             } else if (c == '{') {
+                if (!value_start) return line;
                 open.push_back('{');
                 in_key = true;
             } else if ((c == ']' || c == '}') && !open.empty()) {
