@@ -1179,7 +1179,8 @@ namespace {
 // comments, anything but ASCII letters, digits, `_+-.:`, blanks and TOML's structural characters;
 // a quote, `[` or `{` where TOML cannot open one (a string: after `=`, `[`, `,` or a line break
 // in a value, after a line's start, `[`, `{`, `,` or `.` in a key; an array or inline table only
-// in a value, after `=`, `[`, `,` or a line break; a table header at a line's start); or an
+// in a value, after `=`, `[`, `,` or a line break; a table header at a line's start); `=` where no
+// key precedes it, `,` outside brackets, `]` or `}` closing nothing; or an
 // unterminated one-line string holding a non-ASCII byte. TOML allows non-ASCII text only in
 // strings and comments, and toml++ reaches __builtin_unreachable on many non-ASCII characters
 // where it looks for whitespace (`x = ö`), also when it reads a misplaced string as part of a
@@ -1190,6 +1191,7 @@ int line_of_non_ascii_outside_strings(std::string_view t) {
     char last = '\n';    // the last character outside strings and comments that is not a blank
     bool in_key = true;  // a key may start here: a line's start, `{`, `,` in an inline table, a [header]
     std::string open;    // the brackets open on the value side: '[' arrays, '{' inline tables
+    int header_depth = 0;  // the '[' of a table header ('[[' of an array of tables: 2) not yet closed
     for (std::size_t i = 0; i < t.size(); ++i) {
         const char c = t[i];
         if (c == '\n') {
@@ -1233,19 +1235,25 @@ int line_of_non_ascii_outside_strings(std::string_view t) {
             return line;
         } else {
             const bool value_start = !in_key && std::string_view("=[,\n").find(last) != std::string_view::npos;
-            if (c == '=') in_key = false;
-            else if (c == '[') {
+            if (c == '=') {
+                if (!in_key) return line;  // `x = 4 = "…"`: toml++ reads on into the string
+                in_key = false;
+            } else if (c == '[') {
                 const bool header = in_key && open.empty() && (last == '\n' || last == '[');
                 if (!header && !value_start) return line;
-                if (!header) open.push_back('[');  // a table header is not a value
+                if (header) ++header_depth;  // a table header is not a value
+                else open.push_back('[');
             } else if (c == '{') {
                 if (!value_start) return line;
                 open.push_back('{');
                 in_key = true;
-            } else if ((c == ']' || c == '}') && !open.empty()) {
-                open.pop_back();
+            } else if (c == ']' || c == '}') {
+                if (!open.empty() && open.back() == (c == ']' ? '[' : '{')) open.pop_back();
+                else if (c == ']' && open.empty() && header_depth > 0) --header_depth;
+                else return line;  // closes nothing that is open
             } else if (c == ',') {
-                in_key = !open.empty() && open.back() == '{';
+                if (open.empty()) return line;  // a comma outside an array or inline table
+                in_key = open.back() == '{';
             }
             last = c;
         }

@@ -598,6 +598,9 @@ TEST_F(SpecLoaderTest, NonAsciiOutsideStringsIsASyntaxErrorOnItsLine) {
     syntax_error_at(make_spec({{23, "flops = 'x\xc6\xbc"}}), 23);                 // an unterminated string
     syntax_error_at(make_spec({{12, "dims = { N = -0Lpp['\xef\xbb\xbb'] }"}}), 12); // `[` after a bare value
     syntax_error_at(make_spec({{12, "dims = { N = 4!, D = 8 }"}}), 12);            // not a TOML character
+    syntax_error_at(make_spec({{23, "flops =422=\"\xef\xbb\xbc\""}}), 23);        // `=` in a value
+    syntax_error_at(make_spec({{23, "flops = \"2*N*D\", \"x\""}}), 23);          // a comma outside brackets
+    syntax_error_at(make_spec({{23, "flops = \"2*N*D\" }"}}), 23);                 // closes nothing
     // A quote after `.` opens a string in a key (a table header's here), and a quote after `,` in
     // an inline table opens a key.
     const auto keys = load(make_spec({{20, "[modes.'fwd']"}, {22, "params = { eps = 1e-6, 'k' = 3 }"}}));
