@@ -1180,7 +1180,8 @@ namespace {
 // a quote, `[` or `{` where TOML cannot open one (a string: after `=`, `[`, `,` or a line break
 // in a value, after a line's start, `[`, `{`, `,` or `.` in a key; an array or inline table only
 // in a value, after `=`, `[`, `,` or a line break; a table header at a line's start); `=` where no
-// key precedes it, `,` outside brackets, `]` or `}` closing nothing; or an
+// key precedes it, `,` outside brackets, `]` or `}` closing nothing; a backslash before a
+// non-ASCII character in a basic string (no escape is one); or an
 // unterminated one-line string holding a non-ASCII byte. TOML allows non-ASCII text only in
 // strings and comments, and toml++ reaches __builtin_unreachable on many non-ASCII characters
 // where it looks for whitespace (`x = ö`), also when it reads a misplaced string as part of a
@@ -1220,7 +1221,10 @@ int line_of_non_ascii_outside_strings(std::string_view t) {
                         break;
                     }
                 } else if (c == '"' && t[i] == '\\') {
-                    ++i;  // an escaped character: \" does not end the string
+                    // An escaped character: \" does not end the string. No escape is non-ASCII,
+                    // and toml++ asks whether one is whitespace (a line-ending backslash).
+                    if (i + 1 < t.size() && static_cast<unsigned char>(t[i + 1]) >= 0x80) return line;
+                    ++i;
                     if (i < t.size() && t[i] == '\n') ++line;
                 } else if (t.compare(i, close.size(), close) == 0) {
                     i += close.size() - 1;

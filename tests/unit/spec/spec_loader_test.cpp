@@ -601,6 +601,7 @@ TEST_F(SpecLoaderTest, NonAsciiOutsideStringsIsASyntaxErrorOnItsLine) {
     syntax_error_at(make_spec({{23, "flops =422=\"\xef\xbb\xbc\""}}), 23);        // `=` in a value
     syntax_error_at(make_spec({{23, "flops = \"2*N*D\", \"x\""}}), 23);          // a comma outside brackets
     syntax_error_at(make_spec({{23, "flops = \"2*N*D\" }"}}), 23);                 // closes nothing
+    syntax_error_at(make_spec({{23, "flops = \"\\\xef\xb3\xbf\""}}), 23);          // `\` before a non-ASCII character
     // A quote after `.` opens a string in a key (a table header's here), and a quote after `,` in
     // an inline table opens a key.
     const auto keys = load(make_spec({{20, "[modes.'fwd']"}, {22, "params = { eps = 1e-6, 'k' = 3 }"}}));
