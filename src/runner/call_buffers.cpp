@@ -327,24 +327,29 @@ bool call_buffers::guards_cover_inputs() const {
     return !m_exec.needs_mirrors() || m_exec.has_cheap_readback() || m_device_differences != nullptr;
 }
 
+void call_buffers::add_zone_spans(check::guarded_buffer& b, const void* dev,
+                                  std::vector<executor_base::download_span>& spans) {
+    const auto* d = static_cast<const unsigned char*>(dev);
+    const std::size_t front = b.get_front_bytes();
+    spans.push_back({b.get_block(), d, front});
+    spans.push_back({b.get_block() + front + b.bytes(), d + front + b.bytes(), b.get_redzone_bytes()});
+}
+
+void call_buffers::compare_inputs_on_device(std::vector<executor_base::download_span>& spans) {
+    for (std::size_t i = 0; i < m_inputs.size(); ++i)
+        if (m_device_pristine[i] != nullptr)
+            m_exec.first_difference_deferred(static_cast<const unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(),
+                                             m_device_pristine[i], m_inputs[i].bytes(), m_device_differences + i);
+    spans.push_back({m_differences.data(), m_device_differences, sizeof(std::uint64_t) * m_inputs.size()});
+    m_differences_fresh = true;
+}
+
 void call_buffers::collect_guards() {
     if (!m_exec.needs_mirrors()) return;
     m_zones_collected = true;
     std::vector<executor_base::download_span> spans;  // every red zone, one synchronisation
-    for_each_buffer([&](check::guarded_buffer& b, void*& dev) {
-        const auto* d = static_cast<const unsigned char*>(dev);
-        const std::size_t front = b.get_front_bytes();
-        spans.push_back({b.get_block(), d, front});
-        spans.push_back({b.get_block() + front + b.bytes(), d + front + b.bytes(), b.get_redzone_bytes()});
-    });
-    if (m_device_differences != nullptr) {
-        for (std::size_t i = 0; i < m_inputs.size(); ++i)
-            if (m_device_pristine[i] != nullptr)
-                m_exec.first_difference_deferred(static_cast<const unsigned char*>(m_device_in[i]) + m_inputs[i].get_front_bytes(),
-                                                 m_device_pristine[i], m_inputs[i].bytes(), m_device_differences + i);
-        spans.push_back({m_differences.data(), m_device_differences, sizeof(std::uint64_t) * m_inputs.size()});
-        m_differences_fresh = true;
-    }
+    for_each_buffer([&](check::guarded_buffer& b, void*& dev) { add_zone_spans(b, dev, spans); });
+    if (m_device_differences != nullptr) compare_inputs_on_device(spans);
     m_exec.download_many(spans);
     if (m_exec.has_cheap_readback())
         for (std::size_t i = 0; i < m_inputs.size(); ++i)
@@ -363,18 +368,10 @@ bool call_buffers::can_check_on_device_with(const call_buffers& ref) const {
 void call_buffers::collect_for_check() {
     m_zones_collected = true;
     std::vector<executor_base::download_span> spans;
-    for (std::size_t i = 0; i < m_inputs.size(); ++i) {
-        auto& b = m_inputs[i];
-        const auto* d = static_cast<const unsigned char*>(m_device_in[i]);
-        spans.push_back({b.get_block(), d, b.get_front_bytes()});
-        spans.push_back({b.get_block() + b.get_front_bytes() + b.bytes(), d + b.get_front_bytes() + b.bytes(), b.get_redzone_bytes()});
-        if (m_device_pristine[i] != nullptr)
-            m_exec.first_difference_deferred(d + b.get_front_bytes(), m_device_pristine[i], b.bytes(), m_device_differences + i);
-    }
-    spans.push_back({m_differences.data(), m_device_differences, sizeof(std::uint64_t) * m_inputs.size()});
+    for (std::size_t i = 0; i < m_inputs.size(); ++i) add_zone_spans(m_inputs[i], m_device_in[i], spans);
+    compare_inputs_on_device(spans);
     for (std::size_t i = 0; i < m_outputs.size(); ++i)
         spans.push_back({m_outputs[i].get_block(), m_device_out[i], m_outputs[i].get_block_bytes()});
-    m_differences_fresh = true;
     m_exec.download_many(spans);
 }
 

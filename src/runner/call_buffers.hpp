@@ -154,6 +154,10 @@ private:
     std::vector<std::uint64_t> m_differences;
     bool m_differences_fresh = false;  // m_differences describe the last call (collect_guards)
     void make_device_pristine();
+    // Queues the download of a buffer's two red zones into its host block.
+    static void add_zone_spans(check::guarded_buffer& b, const void* dev, std::vector<executor_base::download_span>& spans);
+    // Queues the comparison of every input with its pristine copy and the download of the results.
+    void compare_inputs_on_device(std::vector<executor_base::download_span>& spans);
 };
 
 }  // namespace kloop::runner
