@@ -21,8 +21,11 @@
 # both examples (rmsnorm-cuda v4 as above, rmsnorm-triton v1) with the default gate and with
 # --held-out 0, alternating, ROUNDS rounds after one uncounted warm-up (gate_cost.txt; GATE_EXAMPLES
 # picks among "cuda triton"). python_split times `kloop verify` of the Triton example with BEFORE_DIR's
-# kloop and its worker package BEFORE_DIR/python against BIN_DIR's, alternating (python_split.txt).
-# filtered
+# kloop and its worker package BEFORE_DIR/python against BIN_DIR's, alternating (python_split.txt);
+# SPLIT_ARGS adds options to both sides (e.g. --held-out 0, so that both run the same gate).
+# distribution_cost times `kloop verify` of each example in GATE_EXAMPLES with its op.toml as it is
+# and with a copy whose fwd input x keeps only its first distribution, alternating
+# (distribution_cost.txt): the price of the adversarial input distributions. filtered
 # runs the GPU test binaries with GTEST_GPU and GTEST_PYTHON as --gtest_filter (either may be
 # empty: that binary is skipped). Every step is time-boxed; results go to $OUT (or /tmp/kloop-gpu).
 set -u
@@ -95,9 +98,26 @@ for s in $steps; do
         for side in before after; do
           if [ $side = before ]; then exe=$bp/src/kloop; pdir=$bp/python; else exe=$bin/src/kloop; pdir=$(pwd -P)/python; fi
           t0=$(date +%s%N)
-          KLOOP_HOME=/tmp/kloop-home-py-$side KLOOP_PYTHON_DIR=$pdir timeout 300 "$exe" $tv > "$out/python_split_${side}_$i.json" 2>/dev/null
+          KLOOP_HOME=/tmp/kloop-home-py-$side KLOOP_PYTHON_DIR=$pdir timeout 300 "$exe" $tv ${SPLIT_ARGS:-} > "$out/python_split_${side}_$i.json" 2>/dev/null
           rc=$?
           echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_split.txt"
+        done
+      done ;;
+    distribution_cost)
+      for ex in ${GATE_EXAMPLES:-cuda triton}; do
+        one=/tmp/kloop-one-distribution/rmsnorm-$ex
+        rm -rf "$one" && mkdir -p "$(dirname "$one")" && cp -r "examples/rmsnorm-$ex" "$one"
+        sed -i 's/init = \["normal(0, 1)", "normal(0, 1000)", "uniform(-1e-6, 1e-6)", "const(0)"\]/init = "normal(0, 1)"/' "$one/op.toml"
+        grep -q '"normal(0, 1000)"' "$one/op.toml" && { echo "$ex: the one-distribution copy still lists several" | tee -a "$out/distribution_cost.txt"; continue; }
+        for i in $(seq 0 "$rounds"); do
+          for side in declared one; do
+            dir=examples/rmsnorm-$ex; [ $side = one ] && dir=$one
+            cand=$dir/versions/v4_hybrid.cu; [ $ex = triton ] && cand=$dir/versions/v1_fused.py
+            t0=$(date +%s%N)
+            timeout 300 "$bin/src/kloop" verify "$dir" --candidate "$cand" --json > "$out/distribution_cost_${ex}_${side}_$i.json" 2>/dev/null
+            rc=$?
+            echo "$ex $side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/distribution_cost.txt"
+          done
         done
       done ;;
     filtered)

@@ -37,7 +37,7 @@ import sys
 import traceback
 from typing import List, Optional
 
-from . import PROTOCOL_VERSION
+from . import PROTOCOL_VERSION, op_times
 from .protocol import EventWriter, JobError, parse_job
 
 
@@ -124,6 +124,14 @@ def _main(argv: Optional[List[str]]) -> int:
     args = _parser().parse_args(argv)
     if args.probe:
         return probe(args)
+    op_times.start()
+    try:
+        return _run_worker(args)
+    finally:
+        op_times.write()
+
+
+def _run_worker(args) -> int:
     limit_memory()
     if not args.job or not args.events:
         sys.stderr.write("usage: python -m kloop_worker --job JOB.json --events EVENTS.jsonl\n")

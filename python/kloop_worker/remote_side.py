@@ -32,7 +32,7 @@ import time
 from collections import deque
 from typing import Any, Dict, List, Optional, Tuple
 
-from . import host_link
+from . import host_link, op_times
 from .calls import Outcome, sample_seconds
 from .protocol import CallPlan, TensorPlan
 
@@ -266,6 +266,7 @@ class CandidateHostLink:
             self._lost(str(e))
         self._await_stop()
         window_s = (time.perf_counter_ns() - t0) * 1e-9
+        op_times.add("host:" + str(req.get("op")), window_s)
         if reply.get("seq") != self.seq:
             self._lost("a reply out of sequence", broke_protocol=True)
         if not reply.get("ok", False):

@@ -32,7 +32,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from . import early_verdict, metrics
+from . import early_verdict, metrics, op_times
 from .calls import LocalCalls, Outcome
 from .candidate import (
     LoadError,
@@ -168,8 +168,9 @@ class Worker:
 
     def run_reference(self, call: int, ref: CallBuffers):
         """The reference on ``ref``'s current inputs: (return code, error text or None)."""
-        ref.poison_outputs()
-        out = self.invoke(self.reference, call, ref)
+        with op_times.scope("phase:reference"):
+            ref.poison_outputs()
+            out = self.invoke(self.reference, call, ref)
         if out.sticky:
             raise Fatal("device error in the reference: " + out.device_error)
         return out.return_code if out.ok() else (out.return_code or 1), (out.device_error or None)
@@ -299,14 +300,15 @@ class Worker:
         independent-draw inputs redrawn and the pristine copies taken. No two calls see the same
         input bytes, and outputs computed while the host flushed are stale (docs/python.md,
         "Checked calls")."""
-        bufs.restore_inputs()
-        bufs.poison_outputs()
-        bufs.reset_redzones()
-        if flush is not None:
-            flush()
-        bufs.change_scattered(derive_seed(self._prep_seed, "prepare/%d" % self._prep_calls))
-        self._prep_calls += 1
-        bufs.remember_inputs()
+        with op_times.scope("phase:prepare"):
+            bufs.restore_inputs()
+            bufs.poison_outputs()
+            bufs.reset_redzones()
+            if flush is not None:
+                flush()
+            bufs.change_scattered(derive_seed(self._prep_seed, "prepare/%d" % self._prep_calls))
+            self._prep_calls += 1
+            bufs.remember_inputs()
 
     @staticmethod
     def damage_facts(bufs: CallBuffers, out: Outcome, sample: int, call: str) -> Dict[str, Any]:
@@ -340,7 +342,7 @@ class Worker:
             if not out.ok():
                 trouble.append((out, None))
                 raise _Stop()
-            if not bufs.intact():
+            if not self.guards_hold(bufs):
                 trouble.append((out, self.damage_facts(bufs, out, -1, "cool-down")))
                 raise _Stop()
 
@@ -358,11 +360,19 @@ class Worker:
     def checked_facts(self, out: Outcome, cur: CallBuffers, ref: CallBuffers, call: int, sample: int) -> Dict[str, Any]:
         """A checked call's facts: the reference on the values the call was given, then the
         comparison (red zones and inputs included)."""
-        ref.copy_inputs_given_to(cur)
-        ref_rc, ref_err = self.run_reference(call, ref)
-        f = self.facts(out, cur, ref, ref_rc, ref_err)
-        f["sample"] = sample
-        return f
+        with op_times.scope("phase:checked_call"):
+            ref.copy_inputs_given_to(cur)
+            ref_rc, ref_err = self.run_reference(call, ref)
+            with op_times.scope("phase:compare"):
+                f = self.facts(out, cur, ref, ref_rc, ref_err)
+            f["sample"] = sample
+            return f
+
+    @staticmethod
+    def guards_hold(bufs: CallBuffers) -> bool:
+        """After an unchecked call: red zones and inputs intact (phase:guards)."""
+        with op_times.scope("phase:guards"):
+            return bufs.intact()
 
     @staticmethod
     def _failure_fields(out: Outcome) -> Dict[str, Any]:
@@ -376,7 +386,8 @@ class Worker:
     def bench_item(self, b: BenchItem) -> None:
         plan = self.job.calls[b.call]
         self.ev.write({"event": "bench_start", "id": b.id})
-        sets = self._make_sets(b, plan)
+        with op_times.scope("phase:input_sets"):
+            sets = self._make_sets(b, plan)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
         draw = CheckDraw(b.seed, b.check_every, b.tail_checks)
@@ -428,7 +439,7 @@ class Worker:
             note_flags(out, -1)
             if not out.ok():
                 return fail("warmup", warm, out)
-            if not cur.intact():
+            if not self.guards_hold(cur):
                 checks.append(self.damage_facts(cur, out, warm, "warmup"))
                 return finish(INTEGRITY_FAILURE)
             warm += 1
@@ -446,7 +457,7 @@ class Worker:
             note_flags(out, s)
             if not out.ok():
                 return fail("sample", s, out)
-            if not cur.intact():
+            if not self.guards_hold(cur):
                 checks.append(self.checked_facts(out, cur, ref, b.call, s) if checked
                               else self.damage_facts(cur, out, s, "sample"))
                 return finish(INTEGRITY_FAILURE)
@@ -488,7 +499,8 @@ class Worker:
         self.ev.write({"event": "ab_start", "id": b.id})
         sides = [self.base, self.candidate]
         names = ["base", "candidate"]
-        sets = self._make_sets(b, plan)
+        with op_times.scope("phase:input_sets"):
+            sets = self._make_sets(b, plan)
         n_sets = len(sets)
         ref = CallBuffers(plan, self.backend)
         draw = CheckDraw(b.seed, b.check_every, b.tail_checks)
@@ -575,7 +587,7 @@ class Worker:
                 note_flags(out, side, -1)
                 if not out.ok():
                     return fail("warmup", side, warm[side], out)
-                if not cur.intact():
+                if not self.guards_hold(cur):
                     return damaged(side, self.damage_facts(cur, out, warm[side], "warmup"))
                 warm[side] += 1
 
@@ -608,7 +620,7 @@ class Worker:
                     note_flags(out, side, n)
                     if not out.ok():
                         return fail("sample", side, n, out)
-                    if not cur.intact():
+                    if not self.guards_hold(cur):
                         return damaged(side, self.checked_facts(out, cur, ref, b.call, n) if checked
                                        else self.damage_facts(cur, out, n, "sample"))
                     if attempt < max_retakes and isinstance(info, dict) and info.get("discard"):
@@ -701,16 +713,19 @@ class Worker:
     def run(self) -> None:
         if self.job.phase == "gate":
             for c in self.job.gate:
-                self.gate_case(c)
+                with op_times.scope("phase:gate_case"):
+                    self.gate_case(c)
         elif self.job.phase == "ab":
             for b in self.job.bench:
-                self.ab_item(b)
+                with op_times.scope("phase:ab_item"):
+                    self.ab_item(b)
         elif self.job.phase == "profile":
             for b in self.job.bench:
                 self.profile_item(b)
         else:
             for b in self.job.bench:
-                self.bench_item(b)
+                with op_times.scope("phase:bench_item"):
+                    self.bench_item(b)
 
 
 def sticky_fatal(who: str, out: Outcome) -> Fatal:

@@ -212,6 +212,32 @@ class HonestCandidateTest(unittest.TestCase):
         self.assertFalse(any(failed(c) for c in g.all("case_result")))
         self.assertEqual(g.events[-1], {"event": "done"})
 
+    def test_op_times_account_for_every_sample(self):
+        tmp = tempfile.mkdtemp(prefix="kloop-op-times-")
+        path = os.path.join(tmp, "ops.jsonl")
+        r = WorkerRun("bench", "versions/v0_numpy.py", env={"KLOOP_OP_TIMES": path})
+        self.assertEqual(r.rc, 0, r.err)
+        res = r.one("bench_result")
+        with open(path, encoding="utf-8") as f:
+            lines = [json.loads(line) for line in f]
+        self.assertEqual(len(lines), 1)  # the worker's; its forked hosts write nothing
+        ops = lines[0]["ops"]
+        self.assertEqual(lines[0]["runner"], "python")
+        samples, warm = len(res["samples_s"]), res["warmup_calls"]
+        # Every warm-up call, sample and the final check is one timed request to the host.
+        self.assertEqual(ops["host:time"]["count"], warm + samples + 1 + 48)  # + the calibration
+        self.assertEqual(ops["phase:prepare"]["count"], warm + samples + 1)
+        self.assertEqual(ops["phase:checked_call"]["count"], len(res["checks"]))
+        self.assertEqual(ops["phase:reference"]["count"], len(res["checks"]))
+        self.assertEqual(ops["phase:bench_item"]["count"], 1)
+        # Phases contain what runs inside them.
+        self.assertLessEqual(ops["phase:compare"]["seconds"], ops["phase:checked_call"]["seconds"])
+        self.assertLessEqual(ops["phase:bench_item"]["seconds"], lines[0]["lifetime_s"])
+        # Unset: nothing is written.
+        WorkerRun("bench", "versions/v0_numpy.py", env={"KLOOP_OP_TIMES": ""})
+        with open(path, encoding="utf-8") as f:
+            self.assertEqual(len(f.readlines()), 1)
+
     def test_ab_uses_two_hosts(self):
         r = WorkerRun("ab", "versions/v0_numpy.py", base="versions/v1_seed_form.py")
         self.assertEqual(r.rc, 0, r.err)
