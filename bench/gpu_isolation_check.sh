@@ -25,7 +25,11 @@
 # SPLIT_ARGS adds options to both sides (e.g. --held-out 0, so that both run the same gate).
 # distribution_cost times `kloop verify` of each example in GATE_EXAMPLES with its op.toml as it is
 # and with a copy whose fwd input x keeps only its first distribution, alternating
-# (distribution_cost.txt): the price of the adversarial input distributions. filtered
+# (distribution_cost.txt): the price of the adversarial input distributions. python_inprocess
+# times BIN_DIR's `kloop verify` of the Triton example with the candidate host (the default) and
+# with KLOOP_PYTHON_SPLIT=0 (the candidate in the checker's process), alternating, same build and
+# gate: the price of the process split alone (python_inprocess.txt); the uncounted round 0 of each
+# writes KLOOP_OP_TIMES (python_inprocess_ops_SIDE.jsonl). filtered
 # runs the GPU test binaries with GTEST_GPU and GTEST_PYTHON as --gtest_filter (either may be
 # empty: that binary is skipped). Every step is time-boxed; results go to $OUT (or /tmp/kloop-gpu).
 set -u
@@ -118,6 +122,18 @@ for s in $steps; do
             rc=$?
             echo "$ex $side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/distribution_cost.txt"
           done
+        done
+      done ;;
+    python_inprocess)
+      tv="verify examples/rmsnorm-triton --candidate examples/rmsnorm-triton/versions/v1_fused.py --json"
+      for i in $(seq 0 "$rounds"); do
+        for side in host inprocess; do
+          split=1; [ $side = inprocess ] && split=0
+          ops=""; [ "$i" = 0 ] && ops=$out/python_inprocess_ops_$side.jsonl
+          t0=$(date +%s%N)
+          KLOOP_PYTHON_SPLIT=$split KLOOP_OP_TIMES=$ops timeout 300 "$bin/src/kloop" $tv ${SPLIT_ARGS:-} > "$out/python_inprocess_${side}_$i.json" 2>/dev/null
+          rc=$?
+          echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_inprocess.txt"
         done
       done ;;
     filtered)
