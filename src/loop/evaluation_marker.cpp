@@ -71,7 +71,7 @@ std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const
     for (const auto& staging : marked) {
         iteration_record r;
         if (!abandoned_iteration(staging, next_number, r)) continue;
-        r.git = commit_snapshot(candidate, staging / r.candidate_file, commit_message(op, r), runner);
+        r.git = commit_snapshot(candidate, staging / r.candidate_file, commit_message(op, r), runner, r.local_files);
         const json body = {{"iteration", to_json(r)}, {"evaluation", nullptr}, {"ab", nullptr}};
         write_record(staging / "benchmark_result.json", "kloop.iteration", body, origin);
         platform::write_file_atomic(staging / "iteration_summary.md", iteration_summary_md(r, op));

@@ -192,14 +192,24 @@ git_record commit_candidate(const fs::path& candidate, const std::string& messag
 }
 
 git_record commit_snapshot(const fs::path& candidate, const fs::path& snapshot, const std::string& message,
-                           platform::command_runner_base& runner) {
+                           platform::command_runner_base& runner, const std::vector<std::string>& local_files) {
     commit_session s(candidate, runner);
     if (!s.in_repo()) return not_in_repo();
-    auto blob = s.git({"hash-object", "-w", "--", fs::absolute(snapshot).string()});
-    if (!blob.succeeded()) return s.failed("git hash-object", blob);
-    const auto perms = fs::status(candidate).permissions();
-    const std::string mode = (perms & fs::perms::owner_exec) != fs::perms::none ? "100755" : "100644";
-    const std::string entry = mode + "," + first_line(blob.stdout_text) + "," + s.rel();
+    // One index entry per file: the snapshot's bytes at the repository path of its original.
+    std::vector<std::string> entries;
+    const auto add_entry = [&](const fs::path& original, const fs::path& copy) -> std::optional<git_record> {
+        auto blob = s.git({"hash-object", "-w", "--", fs::absolute(copy).string()});
+        if (!blob.succeeded()) return s.failed("git hash-object", blob);
+        std::error_code perm_ec;
+        const auto perms = fs::status(original, perm_ec).permissions();
+        const bool exec = !perm_ec && perms != fs::perms::unknown && (perms & fs::perms::owner_exec) != fs::perms::none;
+        entries.push_back(std::string(exec ? "100755" : "100644") + "," + first_line(blob.stdout_text) + "," +
+                          s.rel_of(original));
+        return std::nullopt;
+    };
+    if (auto failed = add_entry(candidate, snapshot)) return *failed;
+    for (const auto& f : local_files)
+        if (auto failed = add_entry(candidate.parent_path() / f, snapshot.parent_path() / f)) return *failed;
     auto head = s.git({"rev-parse", "--verify", "HEAD"});
     if (!head.succeeded()) return s.failed("git rev-parse HEAD", head);
     const std::string old_head = first_line(head.stdout_text);
@@ -213,16 +223,19 @@ git_record commit_snapshot(const fs::path& candidate, const fs::path& snapshot, 
         return g;
     };
     if (auto r = s.git({"read-tree", old_head}, private_index); !r.succeeded()) return done(s.failed("git read-tree", r));
-    if (auto r = s.git({"update-index", "--add", "--cacheinfo", entry}, private_index); !r.succeeded())
-        return done(s.failed("git update-index", r));
+    for (const auto& entry : entries)
+        if (auto r = s.git({"update-index", "--add", "--cacheinfo", entry}, private_index); !r.succeeded())
+            return done(s.failed("git update-index", r));
     auto tree = s.git({"write-tree"}, private_index);
     if (!tree.succeeded()) return done(s.failed("git write-tree", tree));
     auto commit = s.git({"commit-tree", first_line(tree.stdout_text), "-p", old_head, "-m", message});
     if (!commit.succeeded()) return done(s.failed("git commit-tree", commit));
     if (auto r = s.git({"update-ref", "-m", "kloop: " + message, "HEAD", first_line(commit.stdout_text), old_head}); !r.succeeded())
         return done(s.failed("git update-ref", r));
-    // The user's index follows HEAD for this one file; the working tree is not touched.
-    if (auto r = s.git({"update-index", "--add", "--cacheinfo", entry}); !r.succeeded()) return done(s.failed("git update-index", r));
+    // The user's index follows HEAD for these files; the working tree is not touched.
+    for (const auto& entry : entries)
+        if (auto r = s.git({"update-index", "--add", "--cacheinfo", entry}); !r.succeeded())
+            return done(s.failed("git update-index", r));
     return done(s.committed(message));
 }
 

@@ -24,12 +24,15 @@ namespace kloop::loop {
                                           platform::command_runner_base& runner,
                                           const std::vector<std::filesystem::path>& local_files = {});
 
-// Commits the content of `snapshot` as `candidate` (a child commit of HEAD with that one file
-// changed, built in a private index) without touching the working tree or what the user staged;
-// the index entry of `candidate` follows. For an iteration a later command records (its kloop
-// died while evaluating it), when the file may already hold the next candidate.
+// Commits the content of `snapshot` as `candidate`, and of each local file (relative to the
+// candidate's directory, its copy at the same relative path beside `snapshot`) as that file (a
+// child commit of HEAD with those files changed, built in a private index) without touching the
+// working tree or what the user staged; their index entries follow. For an iteration a later
+// command records (its kloop died while evaluating it), when the files may already hold the next
+// candidate.
 [[nodiscard]] git_record commit_snapshot(const std::filesystem::path& candidate, const std::filesystem::path& snapshot,
-                                         const std::string& message, platform::command_runner_base& runner);
+                                         const std::string& message, platform::command_runner_base& runner,
+                                         const std::vector<std::string>& local_files = {});
 
 // Adds "/<workspace relative to the toplevel>/" to <toplevel>/.gitignore when the workspace is
 // inside the repository and no line already says so. Returns a note for the output.

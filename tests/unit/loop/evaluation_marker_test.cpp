@@ -152,3 +152,33 @@ TEST_F(EvaluationMarkerTest, TheRecordedCandidateIsCommittedAndTheFileAndTheInde
     // still staged.
     EXPECT_EQ(git(repo, {"status", "--porcelain"}), " M kernel.cpp\nM  other.txt\n");
 }
+
+TEST_F(EvaluationMarkerTest, TheRecordedCandidatesLocalFilesAreCommittedWithIt) {
+    const fs::path repo = m_dir.path() / "repo";
+    fs::create_directories(repo / "detail");
+    m_candidate = repo / "kernel.cpp";
+    git(repo, {"init", "-q"});
+    git(repo, {"config", "user.email", "t@localhost"});
+    git(repo, {"config", "user.name", "t"});
+    platform::write_file_atomic(m_candidate, "int v0;\n");
+    platform::write_file_atomic(repo / "detail" / "tile.hpp", "int tile_v0;\n");
+    git(repo, {"add", "-A"});
+    git(repo, {"commit", "-q", "-m", "start"});
+    // The evaluated version staged its header; the user has since edited it for the next one.
+    fs::create_directories(m_staging / "detail");
+    platform::write_file_atomic(m_staging / "detail" / "tile.hpp", "int tile_candidate;\n");
+    m_record.local_files = {"detail/tile.hpp"};
+    platform::write_file_atomic(repo / "detail" / "tile.hpp", "int tile_next;\n");
+
+    mark_and_die();
+    ASSERT_EQ(record(1).size(), 1u);
+    const auto r = iteration_record_from_json(
+        read_record(m_ws.iteration_dir(1) / "benchmark_result.json", "kloop.iteration").at("iteration"));
+    ASSERT_TRUE(r.git.committed) << r.git.note;
+    EXPECT_EQ(r.local_files, std::vector<std::string>{"detail/tile.hpp"});
+    EXPECT_EQ(git(repo, {"show", "HEAD:kernel.cpp"}), "int candidate;\n");
+    EXPECT_EQ(git(repo, {"show", "HEAD:detail/tile.hpp"}), "int tile_candidate;\n");  // the evaluated header
+    EXPECT_EQ(git(repo, {"show", "--name-only", "--format=", "HEAD"}), "detail/tile.hpp\nkernel.cpp\n");
+    EXPECT_EQ(platform::read_file(repo / "detail" / "tile.hpp"), "int tile_next;\n");  // untouched
+    EXPECT_TRUE(fs::exists(m_ws.iteration_dir(1) / "detail" / "tile.hpp"));          // in the snapshot
+}
