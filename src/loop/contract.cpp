@@ -33,6 +33,17 @@ std::optional<double> number_opt(const json& j, const char* key) {
 
 // The body without contract_sha256, canonical (sorted keys, no spaces): what the hash covers.
 // Paths relative to the workspace are left out, so moving the workspace keeps the hash.
+// The baseline's identity. Its local files and the hash over all its sources are there when
+// `kloop init` found them (contracts written before they were recorded hash as they did).
+json baseline_json(const contract& c) {
+    json b = {{"sha256", c.baseline_sha256}, {"git_commit", c.baseline_git_commit}, {"git_dirty", c.baseline_git_dirty}};
+    if (!c.baseline_sources_sha256.empty()) {
+        b["sources_sha256"] = c.baseline_sources_sha256;
+        b["local_files"] = c.baseline_local_files;
+    }
+    return b;
+}
+
 json hashed_body(const contract& c) {
     json frozen = json::array();
     for (const auto& f : c.frozen) frozen.push_back({{"path", f.path}, {"sha256", f.sha256}});
@@ -59,7 +70,7 @@ json hashed_body(const contract& c) {
               {"note", "trials 0 and 1 use the fixed seeds; the others draw a seed at check time"}}},
             {"max_iterations", c.max_iterations},
             {"target_speedup", opt_number(c.target_speedup)},
-            {"baseline", {{"sha256", c.baseline_sha256}, {"git_commit", c.baseline_git_commit}, {"git_dirty", c.baseline_git_dirty}}},
+            {"baseline", baseline_json(c)},
             {"created_at", c.created_at}};
 }
 
@@ -165,6 +176,8 @@ contract contract_from_json(const json& j, const fs::path& workspace_root) {
         c.baseline_sha256 = j.at("baseline").at("sha256");
         c.baseline_git_commit = j.at("baseline").at("git_commit");
         c.baseline_git_dirty = j.at("baseline").at("git_dirty");
+        c.baseline_sources_sha256 = j.at("baseline").value("sources_sha256", std::string());
+        c.baseline_local_files = j.at("baseline").value("local_files", std::vector<std::string>{});
         c.created_at = j.at("created_at");
         // Prefer the path relative to the workspace (the pair moved together), else the absolute one.
         const fs::path rel_op = workspace_root / j.value("op_dir_rel", std::string());

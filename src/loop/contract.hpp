@@ -15,7 +15,7 @@
 //   shapes[] {name, dims {}, gate, bench}, tolerances[] {mode, output, atol?, rtol?, rel_rms?},
 //   seed_policy {fixed_seeds[2], drawn_trials, trials}, max_iterations, target_speedup (null),
 //   candidate (absolute), candidate_rel (from the workspace), baseline {sha256, git_commit,
-//   git_dirty}, created_at, contract_sha256
+//   git_dirty, sources_sha256, local_files[]}, created_at, contract_sha256
 #pragma once
 
 #include <filesystem>
@@ -66,6 +66,10 @@ struct contract {
     std::optional<double> target_speedup;
     std::filesystem::path candidate;     // absolute: the kernel file the loop iterates on
     std::string baseline_sha256;
+    // The baseline's local headers or modules (relative to the candidate's directory) and the
+    // SHA-256 over all its sources (backend::local_sources_sha256): set by `kloop init`.
+    std::vector<std::string> baseline_local_files;
+    std::string baseline_sources_sha256;
     std::string baseline_git_commit;
     bool baseline_git_dirty = false;
     std::string created_at;

@@ -75,6 +75,14 @@ std::string stats_cells(const measure::sample_summary& s) {
     return fmt::format("{} | {} | {} | {} | {} | {} | {}", s.n, ms(s.median), ms(s.mean), ms(s.stdev), ms(s.min), ms(s.p10), ms(s.p90));
 }
 
+// ", with its local files `a.hpp` `b.hpp` (all sources sha256 …)" for a version that has them.
+std::string local_files_note(const iteration_record& r) {
+    if (r.local_files.empty()) return {};
+    std::string files;
+    for (const auto& f : r.local_files) files += fmt::format(" `{}`", f);
+    return fmt::format(", with its local files{} (all sources sha256 {})", files, r.sources_sha256);
+}
+
 std::string command_of(const fs::path& record_file) {
     try {
         const auto j = json::parse(platform::read_file(record_file));
@@ -158,11 +166,11 @@ report_outcome write_final_report(const report_request& req, platform::command_r
               "| mode/shape | n | median | mean | std | min | p10 | p90 |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n";
         for (const auto& b : base_rec.bench) md += fmt::format("| {}/{} | {} |\n", b.mode, b.shape, stats_cells(b.s));
     }
-    md += fmt::format("\n- **Baseline**: v0 = `{}` sha256 {}; repository commit {}{}\n", base_rec.candidate_source,
-                      base_rec.candidate_sha256, c.baseline_git_commit.empty() ? "(not in git)" : c.baseline_git_commit,
+    md += fmt::format("\n- **Baseline**: v0 = `{}` sha256 {}{}; repository commit {}{}\n", base_rec.candidate_source,
+                      base_rec.candidate_sha256, local_files_note(base_rec), c.baseline_git_commit.empty() ? "(not in git)" : c.baseline_git_commit,
                       c.baseline_git_dirty ? " (dirty)" : "");
-    md += fmt::format("- **Candidate**: {} = `iter_{}/{}` sha256 {}; commit {}\n", version_label(best), version_label(best),
-                      best_rec.candidate_file, best_rec.candidate_sha256,
+    md += fmt::format("- **Candidate**: {} = `iter_{}/{}` sha256 {}{}; commit {}\n", version_label(best), version_label(best),
+                      best_rec.candidate_file, best_rec.candidate_sha256, local_files_note(best_rec),
                       best_rec.git.committed ? best_rec.git.commit : (best_rec.git.commit.empty() ? "(none)" : best_rec.git.commit));
     if (ab) md += "- **Machine**: " + report::environment_line(ab->candidate.env) + "\n";
     else md += fmt::format("- **Machine**: {} ({} logical CPUs)\n", platform::cpu_model(), platform::logical_cpus());

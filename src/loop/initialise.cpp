@@ -142,6 +142,8 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     v0.candidate_sha256 = platform::sha256_file(snapshot);
     for (std::size_t k = 1; k < sources.files.size(); ++k) v0.local_files.push_back(sources.files[k].generic_string());
     v0.sources_sha256 = backend::local_sources_sha256(sources);
+    c.baseline_local_files = v0.local_files;
+    c.baseline_sources_sha256 = v0.sources_sha256;
     v0.gate_pass = out.baseline.gate.pass;
     v0.gate_partial = out.baseline.gate.partial;
     v0.bench_ok = out.baseline.bench.ok;

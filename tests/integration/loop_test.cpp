@@ -177,6 +177,22 @@ TEST_F(LoopTest, LocalHeadersTravelWithTheCandidate) {
     EXPECT_NE(v1.at("sources_sha256"), v0.at("sources_sha256"));
     const auto committed = git({"show", "--name-only", "--format=", "HEAD"}).stdout_text;
     EXPECT_NE(committed.find("rmsnorm/rms_tuning.hpp"), std::string::npos) << committed;  // kernel.cpp: unchanged
+    const auto contract = nlohmann::json::parse(kloop::platform::read_file(m_ws / "contract.json"));
+    EXPECT_EQ(contract.at("baseline").at("local_files"), nlohmann::json::array({"rms_tuning.hpp"}));
+    EXPECT_EQ(contract.at("baseline").at("sources_sha256"), v0.at("sources_sha256"));
+
+    // A version rebuilds from its snapshot alone: the header beside it, not the one in the op.
+    kloop::platform::write_file_atomic(header, "#error the snapshot must not read this\n");
+    const auto rebuilt = run({"verify", m_op.string(), "--candidate", (m_ws / "iter_v1" / "kernel.cpp").string(), "--no-bench",
+                              "--held-out", "0"});
+    EXPECT_EQ(rebuilt.exit_code, 0) << rebuilt.err << rebuilt.out;
+    // The final claim names each side's local files; report rebuilds both from their snapshots.
+    const auto rep = run({"report"}, true);
+    ASSERT_EQ(rep.exit_code, 0) << rep.err << rep.out;
+    const auto summary = kloop::platform::read_file(m_ws / "final_summary.md");
+    EXPECT_NE(summary.find("with its local files `rms_tuning.hpp` (all sources sha256 " + v0.at("sources_sha256").get<std::string>()),
+              std::string::npos) << summary;
+    kloop::platform::write_file_atomic(header, "#pragma once\n// tuning B\n");
 
     kloop::platform::write_file_atomic(m_repo / "outside.hpp", "\n");
     kloop::platform::write_file_atomic(m_kernel, "#include \"../outside.hpp\"\n" + kloop::platform::read_file(m_kernel));

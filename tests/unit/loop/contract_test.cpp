@@ -12,6 +12,7 @@
 
 using namespace kloop;
 using namespace kloop::loop;
+using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -91,6 +92,25 @@ TEST(ContractTest, JsonRoundTripAndTamperDetection) {
     EXPECT_THROW((void)contract_from_json(j, ws), contract_error);
     j = to_json(c, ws);
     j["tolerances"][0]["atol"] = 1.0;  // or loosening a tolerance
+    EXPECT_THROW((void)contract_from_json(j, ws), contract_error);
+}
+
+TEST(ContractTest, TheBaselinesLocalFilesAreRecordedAndHashed) {
+    op_copy o;
+    auto c = make(o);
+    const fs::path ws = o.dir.path() / "profile" / "rmsnorm-opt";
+    // A contract without them (written before they were recorded) keeps its hash and loads.
+    auto old = to_json(c, ws);
+    EXPECT_FALSE(old.at("baseline").contains("local_files"));
+    EXPECT_TRUE(contract_from_json(old, ws).baseline_local_files.empty());
+    c.baseline_local_files = {"detail/tile.hpp"};
+    c.baseline_sources_sha256 = std::string(64, 'a');
+    auto j = to_json(c, ws);
+    EXPECT_NE(j.at("contract_sha256"), old.at("contract_sha256"));
+    const auto back = contract_from_json(j, ws);
+    EXPECT_EQ(back.baseline_local_files, std::vector<std::string>{"detail/tile.hpp"});
+    EXPECT_EQ(back.baseline_sources_sha256, c.baseline_sources_sha256);
+    j["baseline"]["local_files"] = json::array();  // dropping a header from the record is an edit
     EXPECT_THROW((void)contract_from_json(j, ws), contract_error);
 }
 
