@@ -47,9 +47,17 @@ fs::path resolve_include(const std::string& name, const fs::path& includer, cons
 void scan_native(const fs::path& file, const fs::path& root, const std::vector<fs::path>& allowed,
                  std::set<fs::path>& found) {
     static const std::regex include_re(R"(^\s*#\s*include\s*"([^"]+)\")");
+    static const std::regex angle_re(R"(^\s*#\s*include\s*<([^>]+)>)");
     const auto lines = lines_of(file);
     for (std::size_t i = 0; i < lines.size(); ++i) {
         std::smatch m;
+        if (std::regex_search(lines[i], m, angle_re)) {
+            // -I<candidate dir> comes before the system's directories: a file there wins.
+            std::error_code ec;
+            if (const auto p = normal(root / m[1].str()); is_under(p, root) && fs::is_regular_file(p, ec))
+                if (found.insert(p).second) scan_native(p, root, allowed, found);
+            continue;
+        }
         if (!std::regex_search(lines[i], m, include_re)) continue;
         const fs::path p = resolve_include(m[1].str(), file, root, allowed);
         if (p.empty()) continue;  // the compiler reports it
@@ -125,15 +133,52 @@ void scan_python(const fs::path& file, const fs::path& root, std::set<fs::path>&
     }
 }
 
+// The files of one [candidate] files entry: the file, or every regular file under the directory
+// (hidden names, __pycache__ and symbolic links skipped), sorted.
+std::vector<fs::path> declared_files(const std::string& entry, const fs::path& root) {
+    const fs::path p = normal(root / entry);
+    std::error_code ec;
+    const auto st = fs::symlink_status(p, ec);
+    std::error_code canon_ec;  // a directory on the way that is a link out of the candidate's directory
+    const bool inside = is_under(p, root) && is_under(fs::weakly_canonical(p, canon_ec), fs::weakly_canonical(root, canon_ec));
+    if (!inside || canon_ec || ec || !(fs::is_regular_file(st) || fs::is_directory(st)))
+        throw usage_error(fmt::format(
+            "op.toml [candidate] files: '{}' is not a file or directory in the candidate's directory '{}' (looked for "
+            "'{}'; symbolic links are not followed)",
+            entry, root.string(), p.string()));
+    if (fs::is_regular_file(st)) return {p};
+    std::vector<fs::path> files;
+    for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind('.', 0) == 0 || name == "__pycache__") {
+            if (it->is_directory(ec)) it.disable_recursion_pending();
+            continue;
+        }
+        if (it->is_symlink(ec)) continue;
+        if (it->is_regular_file(ec)) files.push_back(normal(it->path()));
+    }
+    if (ec)
+        throw usage_error(fmt::format("op.toml [candidate] files: cannot list '{}': {}", p.string(), ec.message()));
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
 }  // namespace
 
-local_sources find_local_sources(const fs::path& source, builder_kind builder, const std::vector<fs::path>& allowed_dirs) {
+local_sources find_local_sources(const fs::path& source, builder_kind builder, const std::vector<fs::path>& allowed_dirs,
+                                 const std::vector<std::string>& declared) {
     local_sources s;
     const fs::path src = normal(source);
     s.root = src.parent_path();
     std::set<fs::path> found;
-    if (builder == builder_kind::python) scan_python(src, s.root, found);
-    else scan_native(src, s.root, allowed_dirs, found);
+    const auto scan = [&](const fs::path& file) {
+        if (builder == builder_kind::python) scan_python(file, s.root, found);
+        else scan_native(file, s.root, allowed_dirs, found);
+    };
+    scan(src);
+    for (const auto& entry : declared)
+        for (const auto& p : declared_files(entry, s.root))
+            if (found.insert(p).second) scan(p);
     found.erase(src);
     s.files.push_back(src.filename());
     for (const auto& p : found) s.files.push_back(p.lexically_relative(s.root));

@@ -14,6 +14,13 @@
 //   - Python: every `import a.b` and `from a.b import c` (relative ones too) whose module is a
 //     file or package under the candidate's directory, followed through those modules; other
 //     imports are the interpreter's.
+//   - Declared files (op.toml's [candidate] files, relative to the candidate's directory): each
+//     a file, or a directory whose regular files all count (hidden names, __pycache__ and
+//     symbolic links inside it are skipped); they are scanned as above too. One that is not there
+//     is a usage_error naming the field. For what the scan cannot see: a computed include, a file
+//     a kernel reads at run time, a module imported by name.
+//   - Angle includes (`#include <x.h>`) that resolve in the candidate's directory (the builders
+//     pass it with -I, ahead of the system's) count as quoted ones do.
 // The scan reads text: an include inside a comment or a branch the preprocessor drops counts too
 // (an extra file staged, never a missing one); a computed include (`#include MACRO`) is not
 // seen, and the build then fails with the compiler's own error.
@@ -34,7 +41,8 @@ struct local_sources {
 
 // Throws kloop::usage_error as described above.
 [[nodiscard]] local_sources find_local_sources(const std::filesystem::path& source, builder_kind builder,
-                                               const std::vector<std::filesystem::path>& allowed_dirs);
+                                               const std::vector<std::filesystem::path>& allowed_dirs,
+                                               const std::vector<std::string>& declared = {});
 
 // SHA-256 over every file's relative path and bytes, in order: the identity of a version.
 [[nodiscard]] std::string local_sources_sha256(const local_sources& s);

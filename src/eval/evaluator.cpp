@@ -320,7 +320,7 @@ backend::local_sources candidate_sources(const spec::op_spec& spec, const std::f
     std::vector<std::filesystem::path> allowed;
     for (const auto& d : spec.build.include_dirs) allowed.push_back(spec.op_dir / d);
     if (plan.builder != backend::builder_kind::python) allowed.push_back(platform::abi_include_dir());
-    return backend::find_local_sources(candidate, plan.builder, allowed);
+    return backend::find_local_sources(candidate, plan.builder, allowed, spec.candidate.files);
 }
 
 backend::cpu::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,

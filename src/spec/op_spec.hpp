@@ -116,6 +116,15 @@ struct python_settings {
     int line = 0;                          // the [python] table's line (0: absent)
 };
 
+// [candidate] (not in black-box mode; docs/spec.md): files every candidate of this op is made
+// of besides its source and the local headers or modules found from it, relative to the
+// candidate's directory: a file, or a directory (every regular file under it). They are staged,
+// snapshotted, hashed and committed with the candidate (backend/local_sources).
+struct candidate_settings {
+    std::vector<std::string> files;
+    int line = 0;                          // the [candidate] table's line (0: absent)
+};
+
 enum class backend_kind { cpu, cuda, python };
 [[nodiscard]] std::string to_string(backend_kind b);
 // Accepts the op.toml spellings: cpu, cuda, python.
@@ -131,6 +140,7 @@ struct op_spec {
     std::vector<std::filesystem::path> frozen; // absolute; always includes op.toml and the reference
     build_settings build;
     python_settings python;                // backend python only
+    candidate_settings candidate;          // [candidate]
     std::vector<std::string> dims;         // declared dim names, in order
     // [dims] domain: empty, or one domain per declared dim (held-out shapes are drawn from it).
     std::map<std::string, dim_domain> dim_domains;

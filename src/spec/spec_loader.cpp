@@ -128,14 +128,18 @@ public:
     op_spec load(const toml::table& root) {
         m_spec.op_dir = m_op_dir;
         m_spec.spec_file = m_spec_file;
-        check_keys(root, "", {"op", "build", "dims", "shapes", "modes", "repo", "gate", "bench", "python"});
+        check_keys(root, "", {"op", "build", "dims", "shapes", "modes", "repo", "gate", "bench", "python", "candidate"});
         read_op(root);
         if (m_spec.blackbox) {  // black-box mode: docs/blackbox.md
+            if (const toml::node* c = find(root, "candidate"))
+                fail(line_of(*c), "candidate",
+                     "not used in black-box mode: the candidate is the repository's files ([repo] candidate)");
             read_blackbox(root);
             return std::move(m_spec);
         }
         read_build(root);
         read_python(root);
+        read_candidate(root);
         read_dims(root);
         read_shapes(root);
         read_modes(root);
@@ -604,6 +608,33 @@ private:
         if (const toml::node* t = find(py, "allow_tf32")) {
             if (!t->is_boolean()) fail(line_of(*t), "python.allow_tf32", "must be true or false, got " + type_name(*t));
             m_spec.python.allow_tf32 = t->as_boolean()->get();
+        }
+    }
+
+    // ---- [candidate] ----------------------------------------------------------------------
+
+    // files = ["tiles.cuh", "config/"]: relative to the candidate's directory (wherever that
+    // is), so only their form is checked here; backend/local_sources finds them.
+    void read_candidate(const toml::table& root) {
+        const toml::node* n = find(root, "candidate");
+        if (n == nullptr) return;
+        if (!n->is_table()) fail(line_of(*n), "candidate", "must be a table, got " + type_name(*n));
+        const toml::table& cand = *n->as_table();
+        m_spec.candidate.line = line_of(cand);
+        check_keys(cand, "candidate", {"files"});
+        const toml::node* f = find(cand, "files");
+        if (f == nullptr) return;
+        const auto files = read_string_list(*f, "candidate.files");
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            const auto& [text, line] = files[i];
+            const std::string field = index("candidate.files", i);
+            if (text.empty()) fail(line, field, "must not be empty");
+            const fs::path rel = fs::path(text).lexically_normal();
+            if (rel.is_absolute() || rel.empty() || *rel.begin() == ".." || rel == ".")
+                fail(line, field,
+                     "'" + text + "' must be a file or directory inside the candidate's directory, relative to it "
+                     "(no absolute path, no '..', not the directory itself)");
+            m_spec.candidate.files.push_back(rel.generic_string());
         }
     }
 

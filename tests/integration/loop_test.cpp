@@ -157,15 +157,22 @@ TEST_F(LoopTest, LocalHeadersTravelWithTheCandidate) {
     kloop::platform::write_file_atomic(header, "#pragma once\n// tuning A\n");
     kloop::platform::write_file_atomic(
         m_kernel, "#include \"rms_tuning.hpp\"\n" + kloop::platform::read_file(m_op / "versions" / "v1_rowwise.cpp"));
+    // A file no include names, declared in op.toml: it travels too.
+    fs::create_directories(m_op / "tuning");
+    kloop::platform::write_file_atomic(m_op / "tuning" / "table.txt", "A\n");
+    kloop::platform::write_file_atomic(m_op / "op.toml",
+                                       kloop::platform::read_file(m_op / "op.toml") + "\n[candidate]\nfiles = [\"tuning/\"]\n");
     git({"add", "-A"});
     git({"commit", "-q", "-m", "kernel with a header"});
     const auto r0 = init(5);
     ASSERT_EQ(r0.exit_code, 0) << r0.err << r0.out;
     EXPECT_EQ(kloop::platform::read_file(m_ws / "iter_v0" / "rms_tuning.hpp"), "#pragma once\n// tuning A\n");
+    EXPECT_EQ(kloop::platform::read_file(m_ws / "iter_v0" / "tuning" / "table.txt"), "A\n");
     const auto v0 = nlohmann::json::parse(kloop::platform::read_file(m_ws / "iter_v0" / "benchmark_result.json")).at("iteration");
-    EXPECT_EQ(v0.at("local_files"), nlohmann::json::array({"rms_tuning.hpp"}));
+    EXPECT_EQ(v0.at("local_files"), nlohmann::json::array({"rms_tuning.hpp", "tuning/table.txt"}));
 
-    kloop::platform::write_file_atomic(header, "#pragma once\n// tuning B\n");  // the header alone changes
+    kloop::platform::write_file_atomic(header, "#pragma once\n// tuning B\n");  // the local files alone change
+    kloop::platform::write_file_atomic(m_op / "tuning" / "table.txt", "B\n");
     const auto proposal = m_dir.path() / "proposal.md";
     kloop::platform::write_file_atomic(proposal, proposal_text("retune through the header", "- header"));
     const auto r1 = run({"iterate", "--proposal", proposal.string()}, true);
@@ -177,8 +184,10 @@ TEST_F(LoopTest, LocalHeadersTravelWithTheCandidate) {
     EXPECT_NE(v1.at("sources_sha256"), v0.at("sources_sha256"));
     const auto committed = git({"show", "--name-only", "--format=", "HEAD"}).stdout_text;
     EXPECT_NE(committed.find("rmsnorm/rms_tuning.hpp"), std::string::npos) << committed;  // kernel.cpp: unchanged
+    EXPECT_NE(committed.find("rmsnorm/tuning/table.txt"), std::string::npos) << committed;
+    EXPECT_EQ(kloop::platform::read_file(m_ws / "iter_v1" / "tuning" / "table.txt"), "B\n");
     const auto contract = nlohmann::json::parse(kloop::platform::read_file(m_ws / "contract.json"));
-    EXPECT_EQ(contract.at("baseline").at("local_files"), nlohmann::json::array({"rms_tuning.hpp"}));
+    EXPECT_EQ(contract.at("baseline").at("local_files"), nlohmann::json::array({"rms_tuning.hpp", "tuning/table.txt"}));
     EXPECT_EQ(contract.at("baseline").at("sources_sha256"), v0.at("sources_sha256"));
 
     // A version rebuilds from its snapshot alone: the header beside it, not the one in the op.
@@ -190,7 +199,7 @@ TEST_F(LoopTest, LocalHeadersTravelWithTheCandidate) {
     const auto rep = run({"report"}, true);
     ASSERT_EQ(rep.exit_code, 0) << rep.err << rep.out;
     const auto summary = kloop::platform::read_file(m_ws / "final_summary.md");
-    EXPECT_NE(summary.find("with its local files `rms_tuning.hpp` (all sources sha256 " + v0.at("sources_sha256").get<std::string>()),
+    EXPECT_NE(summary.find("with its local files `rms_tuning.hpp` `tuning/table.txt` (all sources sha256 " + v0.at("sources_sha256").get<std::string>()),
               std::string::npos) << summary;
     kloop::platform::write_file_atomic(header, "#pragma once\n// tuning B\n");
 

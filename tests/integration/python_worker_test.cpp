@@ -266,6 +266,29 @@ TEST(PythonVerifyTest, BuildIsCachedByContent) {
     EXPECT_NE(other.record.at("build").at("candidate").at("library"), b.at("library"));
 }
 
+TEST(PythonVerifyTest, AChangedLocalModuleIsANewBuild) {
+    const auto dir = temp_dir("build-modules");
+    fs::copy(op_dir(), dir, fs::copy_options::recursive);
+    const auto kernel = dir / "kernel.py";
+    kloop::platform::write_file_atomic(kernel, "from helpers import rmsnorm_bwd, rmsnorm_fwd  # noqa: F401\n");
+    kloop::platform::write_file_atomic(dir / "helpers.py", kloop::platform::read_file(dir / "versions" / "v0_numpy.py"));
+    const std::vector<std::string> args = {"verify", dir.string(), "--candidate", kernel.string(), "--json", "--no-bench",
+                                           "--held-out", "0"};
+    const auto first = run(args);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto again = run(args);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_TRUE(again.record.at("build").at("candidate").at("cache_hit").get<bool>());
+    // Only the module changes: the build key covers it, so the probe imports the new one.
+    kloop::platform::write_file_atomic(dir / "helpers.py",
+                                       "# retuned\n" + kloop::platform::read_file(dir / "versions" / "v0_numpy.py"));
+    const auto changed = run(args);
+    ASSERT_EQ(changed.exit_code, 0) << changed.err;
+    EXPECT_FALSE(changed.record.at("build").at("candidate").at("cache_hit").get<bool>());
+    EXPECT_NE(changed.record.at("build").at("candidate").at("library"), again.record.at("build").at("candidate").at("library"));
+    fs::remove_all(dir);
+}
+
 TEST(PythonCompareTest, TwoPythonCandidatesAreTimedInterleaved) {
     std::vector<std::string> args = {"compare", op_dir(), "--candidate", op_dir() + "/versions/v1_seed_form.py",
                                      "--base", op_dir() + "/versions/v0_numpy.py", "--json"};

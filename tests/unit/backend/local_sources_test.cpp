@@ -1,6 +1,7 @@
 // Unit under test: backend/local_sources — the files a candidate is made of: quoted includes
 // followed through local headers, Python imports followed through local modules, a header
-// outside the allowed places refused, the identity hash, the copy.
+// outside the allowed places refused, angle includes beside the candidate, declared files and
+// directories ([candidate] files) and their refusals, the identity hash, the copy.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -94,4 +95,54 @@ TEST(LocalSourcesTest, TheIdentityCoversEveryFileAndTheCopyKeepsTheLayout) {
     copy_local_sources(s, dir.path() / "staged");
     EXPECT_EQ(kloop::platform::read_file(dir.path() / "staged/inc/a.hpp"), "// B\n");
     EXPECT_TRUE(fs::is_regular_file(dir.path() / "staged/kernel.cpp"));
+}
+
+TEST(LocalSourcesTest, AngleIncludesThatResolveBesideTheCandidateCount) {
+    kloop::platform::scoped_temp_dir dir("kloop-local-sources");
+    const auto root = dir.path() / "cand";
+    write(root / "kernel.cpp", "#include <vector>\n#include <tuning/params.hpp>\n");
+    write(root / "tuning/params.hpp", "#include \"table.inc\"\n");
+    write(root / "tuning/table.inc", "1, 2, 3\n");
+    const auto s = find_local_sources(root / "kernel.cpp", builder_kind::cpp, {});
+    EXPECT_EQ(names(s), (std::vector<std::string>{"kernel.cpp", "tuning/params.hpp", "tuning/table.inc"}));
+}
+
+TEST(LocalSourcesTest, DeclaredFilesAndDirectoriesTravelAndAreScanned) {
+    kloop::platform::scoped_temp_dir dir("kloop-local-sources");
+    const auto root = dir.path() / "cand";
+    // A computed include the scan cannot see, a directory of configurations, a header they include.
+    write(root / "kernel.cu", "#define CONFIG \"configs/big.cuh\"\n#include CONFIG\n");
+    write(root / "configs/big.cuh", "#include \"../common.cuh\"\n");
+    write(root / "configs/small.cuh", "\n");
+    write(root / "configs/.swap", "editor state\n");
+    write(root / "configs/__pycache__/x.pyc", "\n");
+    write(root / "common.cuh", "\n");
+    write(root / "table.bin", "\x01\x02");
+    write(dir.path() / "elsewhere.cuh", "\n");
+    fs::create_symlink(dir.path() / "elsewhere.cuh", root / "configs/linked.cuh");
+    EXPECT_EQ(names(find_local_sources(root / "kernel.cu", builder_kind::nvcc, {})), (std::vector<std::string>{"kernel.cu"}));
+    const auto s = find_local_sources(root / "kernel.cu", builder_kind::nvcc, {}, {"configs/", "table.bin"});
+    EXPECT_EQ(names(s), (std::vector<std::string>{"kernel.cu", "common.cuh", "configs/big.cuh", "configs/small.cuh", "table.bin"}));
+    // A changed declared file changes the version's identity.
+    const auto before = local_sources_sha256(s);
+    write(root / "configs/small.cuh", "// retuned\n");
+    EXPECT_NE(local_sources_sha256(find_local_sources(root / "kernel.cu", builder_kind::nvcc, {}, {"configs", "table.bin"})), before);
+}
+
+TEST(LocalSourcesTest, ADeclaredFileThatIsNotThereOrLeavesTheDirectoryIsRefused) {
+    kloop::platform::scoped_temp_dir dir("kloop-local-sources");
+    const auto root = dir.path() / "cand";
+    write(root / "kernel.py", "import torch\n");
+    write(dir.path() / "outside/secret.py", "\n");
+    fs::create_symlink(dir.path() / "outside", root / "linked");
+    fs::create_symlink(dir.path() / "outside/secret.py", root / "link.py");
+    for (const std::string entry : {"missing.py", "linked", "linked/secret.py", "link.py"}) {
+        try {
+            (void)find_local_sources(root / "kernel.py", builder_kind::python, {}, {entry});
+            ADD_FAILURE() << "accepted '" << entry << "'";
+        } catch (const kloop::usage_error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("[candidate] files: '" + entry + "'"), std::string::npos) << what;
+        }
+    }
 }

@@ -133,6 +133,7 @@ TEST_F(BlackboxSpecTest, Errors) {
     expect_error(edit("mode = \"blackbox\"\n", "mode = \"blackbox\"\nreference = \"ops/naive.py\"\n"), "op.reference", 4,
                  "not used in black-box mode");
     expect_error(std::string(base_spec) + "\n[dims]\nnames = [\"N\"]\n", "dims", 19, "not used in black-box mode");
+    expect_error(std::string(base_spec) + "\n[candidate]\nfiles = [\"x.py\"]\n", "candidate", 19, "not used in black-box mode");
     expect_error(edit("command = [\"python3\", \"-m\", \"pytest\", \"tests/test_op.py\", \"-q\"]",
                       "command = \"python3 -m pytest\""),
                  "gate.command", 10, "not a shell string");

@@ -226,6 +226,11 @@ TEST_F(SpecLoaderTest, OptionalFields) {
     EXPECT_EQ(s.frozen.size(), 3u);  // listed duplicates of op.toml and the reference collapse
     EXPECT_EQ(s.build.flags, (std::vector<std::string>{"-O2"}));
     EXPECT_EQ(s.build.include_dirs, (std::vector<std::string>{(dir() / "include").string()}));
+    EXPECT_TRUE(s.candidate.files.empty());
+    // [candidate] files: paths relative to the candidate's directory, normalised; not required to exist here.
+    const op_spec c = load(make_spec({}, "[candidate]\nfiles = [\"./tiles.cuh\", \"configs/\", \"a/../b.h\"]\n"));
+    EXPECT_EQ(c.candidate.files, (std::vector<std::string>{"tiles.cuh", "configs/", "b.h"}));
+    EXPECT_EQ(c.candidate.line, 31);
     const auto& w = s.modes[0].inputs[1];
     EXPECT_TRUE(w.inout);
     EXPECT_EQ(w.type, kloop::dtype::i32);
@@ -470,6 +475,18 @@ const bad_spec bad_specs[] = {
     {"inout not a boolean",
      {{26, R"~(  { name = "w", dtype = "f32", shape = ["D"], inout = "yes" },)~"}}, "",
      "modes.fwd.inputs[1].inout", 26, "must be true or false, got a string"},
+    {"a candidate file outside the candidate's directory",
+     {}, "[candidate]\nfiles = [\"tiles.cuh\", \"sub/../../common.cuh\"]\n",
+     "candidate.files[1]", 32, "'sub/../../common.cuh' must be a file or directory inside the candidate's directory"},
+    {"an absolute candidate file",
+     {}, "[candidate]\nfiles = [\"/usr/include/x.h\"]\n",
+     "candidate.files[0]", 32, "no absolute path"},
+    {"the candidate's directory itself",
+     {}, "[candidate]\nfiles = [\"./\"]\n",
+     "candidate.files[0]", 32, "not the directory itself"},
+    {"a misspelt [candidate] field",
+     {}, "[candidate]\nfile = [\"x.h\"]\n",
+     "candidate.file", 32, "did you mean 'files'?"},
 };
 // clang-format on
 
