@@ -3,8 +3,9 @@
 // are timed with the GPU protocol (CUDA events, L2 flush, NVML clocks) and the kernel census
 // (torch.profiler); the broken ones are rejected, the TF32-flipping one by
 // numeric_flags_unchanged and the torch-delegating one by census_vendor_kernels; `kloop compare`
-// times two Triton versions interleaved; without a visible GPU the same candidate runs under
-// TRITON_INTERPRET=1.
+// times two Triton versions interleaved; a candidate whose kernels live in a local module goes
+// through verify, init, iterate, best and report with it; without a visible GPU the same
+// candidate runs under TRITON_INTERPRET=1.
 //
 // Label `gpu`; every case exits 77 (skipped) unless some interpreter imports torch and triton and
 // torch sees a GPU. Interpreters tried: $KLOOP_TEST_PYTHON, the one cmake found
@@ -20,6 +21,7 @@
 
 #include "integration/expect_rejected.hpp"
 #include "integration/kloop_process.hpp"
+#include "integration/local_file_loop.hpp"
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
 
@@ -247,6 +249,23 @@ TEST(TritonLoopTest, InitIterateAndBestOnTheGpu) {
     ASSERT_TRUE(best.record.is_object()) << best.out;
     EXPECT_FALSE(best.record.at("best").is_null()) << best.record.dump(1);
     std::printf("iterate: %s\nbest: %s\n", v1.out.c_str(), best.record.at("best").dump().c_str());
+}
+
+// A kernel.py that only imports its kernels from a local module: the module travels with it
+// through the loop, and a change to the module alone is a new version.
+TEST(TritonLoopTest, ALocalModuleTravelsThroughTheLoop) {
+    const std::string impl = kloop::platform::read_file(example() + "/versions/v1_fused.py");
+    kloop::testing::local_file_loop p;
+    p.example = example();
+    p.kernel_name = "kernel.py";
+    p.kernel_text = "from rms_impl import rmsnorm_bwd, rmsnorm_fwd  # noqa: F401\n";
+    p.local_name = "rms_impl.py";
+    p.local_text = impl;
+    p.local_text_changed = "# retuned\n" + impl;
+    p.loop_args = quick_bench();
+    p.loop_args.insert(p.loop_args.end(), {"--held-out", "0"});
+    p.run = [](const std::vector<std::string>& args) { return run(args); };
+    kloop::testing::expect_local_file_travels_through_the_loop(p);
 }
 
 // Triton's interpreter (3.6) rounds fp32 -> bf16 by truncation, so y (bf16) can miss its tight

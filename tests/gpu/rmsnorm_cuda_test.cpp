@@ -1,6 +1,7 @@
 // Unit under test: examples/rmsnorm-cuda on a real GPU, through the kloop binary — every version
-// passes the gate and is timed within physics, and every broken candidate is rejected for the
-// reason its header names. Label `gpu`; the binary exits 77 (skipped)
+// passes the gate and is timed within physics, every broken candidate is rejected for the
+// reason its header names, and a candidate whose kernel lives in a local header goes through
+// verify, init, iterate, best and report with that header. Label `gpu`; the binary exits 77 (skipped)
 // when no GPU is visible (gpu_copy_test.cpp's main).
 #include <gtest/gtest.h>
 
@@ -9,6 +10,8 @@
 
 #include "integration/expect_rejected.hpp"
 #include "integration/kloop_process.hpp"
+#include "integration/local_file_loop.hpp"
+#include "platform/file_io.hpp"
 
 using kloop::testing::check_status;
 using kloop::testing::quick_bench;
@@ -92,3 +95,22 @@ INSTANTIATE_TEST_SUITE_P(
         const auto& f = p.param.file;
         return f.substr(0, f.find('.'));
     });
+
+// A kernel.cu that only includes its implementation: the header travels with it through the loop,
+// and a change to the header alone is a new version (tests/integration/local_file_loop.hpp).
+TEST(RmsnormCudaLoopTest, ALocalHeaderTravelsThroughTheLoop) {
+    const std::string impl = kloop::platform::read_file(example() + "/versions/v2_fused.cu");
+    kloop::testing::local_file_loop p;
+    p.example = example();
+    p.kernel_name = "kernel.cu";
+    p.kernel_text = "// the kernel is in its header\n#include \"rms_impl.cuh\"\n";
+    p.local_name = "rms_impl.cuh";
+    p.local_text = "#pragma once\n" + impl;
+    p.local_text_changed = "#pragma once\n// retuned\n" + impl;
+    p.loop_args = quick_bench();
+    p.loop_args.insert(p.loop_args.end(), {"--held-out", "0"});
+    p.iterate_args = {"--no-profile"};
+    p.best_args = {"--allow-unprofiled"};
+    p.run = [](const std::vector<std::string>& args) { return run_kloop(args, 900); };
+    kloop::testing::expect_local_file_travels_through_the_loop(p);
+}
