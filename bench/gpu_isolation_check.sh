@@ -54,6 +54,14 @@ step() {  # step NAME SECONDS CMD...: output in $out/NAME.txt, exit status and t
   echo "$name: exit $rc in $(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s" | tee -a "$out/steps.txt"
 }
 
+timed() {  # timed LOG LABEL JSON CMD...: one timed round, its record in $out/JSON, "LABEL: exit RC S s" in $out/LOG
+  local log=$1 label=$2 json=$3; shift 3
+  local t0; t0=$(date +%s%N)
+  timeout 300 "$@" > "$out/$json" 2>/dev/null
+  local rc=$?
+  echo "$label: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/$log"
+}
+
 { uname -r; nvidia-smi -L; date -u; grep -o 'landlock[^,]*' /sys/kernel/security/lsm 2>/dev/null; } > "$out/machine.txt" 2>&1
 steps=${STEPS:-confinement_unit exploits_cuda rmsnorm_cuda exploits_cpu}
 v="verify examples/rmsnorm-cuda --candidate examples/rmsnorm-cuda/versions/v4_hybrid.cu --json --shape r8192_h1024 --shape r16384_h4096"
@@ -72,10 +80,7 @@ for s in $steps; do
       for i in $(seq 0 "$rounds"); do
         for side in confined unconfined; do
           u=""; [ $side = unconfined ] && u=1
-          t0=$(date +%s%N)
-          KLOOP_UNCONFINED=$u timeout 300 "$bin/src/kloop" $tv > "$out/python_cost_${side}_$i.json" 2>/dev/null
-          rc=$?
-          echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_cost.txt"
+          timed python_cost.txt "$side $i" "python_cost_${side}_$i.json" env KLOOP_UNCONFINED=$u "$bin/src/kloop" $tv
         done
       done ;;
     gate_cost)
@@ -85,10 +90,7 @@ for s in $steps; do
         for i in $(seq 0 "$rounds"); do
           for side in default held_out_0; do
             extra=""; [ $side = held_out_0 ] && extra="--held-out 0"
-            t0=$(date +%s%N)
-            timeout 300 "$bin/src/kloop" $gv $extra > "$out/gate_cost_${ex}_${side}_$i.json" 2>/dev/null
-            rc=$?
-            echo "$ex $side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/gate_cost.txt"
+            timed gate_cost.txt "$ex $side $i" "gate_cost_${ex}_${side}_$i.json" "$bin/src/kloop" $gv $extra
           done
         done
       done ;;
@@ -101,10 +103,7 @@ for s in $steps; do
       for i in $(seq 0 "$rounds"); do
         for side in before after; do
           if [ $side = before ]; then exe=$bp/src/kloop; pdir=$bp/python; else exe=$bin/src/kloop; pdir=$(pwd -P)/python; fi
-          t0=$(date +%s%N)
-          KLOOP_HOME=/tmp/kloop-home-py-$side KLOOP_PYTHON_DIR=$pdir timeout 300 "$exe" $tv ${SPLIT_ARGS:-} > "$out/python_split_${side}_$i.json" 2>/dev/null
-          rc=$?
-          echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_split.txt"
+          timed python_split.txt "$side $i" "python_split_${side}_$i.json" env KLOOP_HOME=/tmp/kloop-home-py-$side KLOOP_PYTHON_DIR=$pdir "$exe" $tv ${SPLIT_ARGS:-}
         done
       done ;;
     distribution_cost)
@@ -117,10 +116,7 @@ for s in $steps; do
           for side in declared one; do
             dir=examples/rmsnorm-$ex; [ $side = one ] && dir=$one
             cand=$dir/versions/v4_hybrid.cu; [ $ex = triton ] && cand=$dir/versions/v1_fused.py
-            t0=$(date +%s%N)
-            timeout 300 "$bin/src/kloop" verify "$dir" --candidate "$cand" --json > "$out/distribution_cost_${ex}_${side}_$i.json" 2>/dev/null
-            rc=$?
-            echo "$ex $side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/distribution_cost.txt"
+            timed distribution_cost.txt "$ex $side $i" "distribution_cost_${ex}_${side}_$i.json" "$bin/src/kloop" verify "$dir" --candidate "$cand" --json
           done
         done
       done ;;
@@ -130,10 +126,7 @@ for s in $steps; do
         for side in host inprocess; do
           split=1; [ $side = inprocess ] && split=0
           ops=""; [ "$i" = 0 ] && ops=$out/python_inprocess_ops_$side.jsonl
-          t0=$(date +%s%N)
-          KLOOP_PYTHON_SPLIT=$split KLOOP_OP_TIMES=$ops timeout 300 "$bin/src/kloop" $tv ${SPLIT_ARGS:-} > "$out/python_inprocess_${side}_$i.json" 2>/dev/null
-          rc=$?
-          echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/python_inprocess.txt"
+          timed python_inprocess.txt "$side $i" "python_inprocess_${side}_$i.json" env KLOOP_PYTHON_SPLIT=$split KLOOP_OP_TIMES=$ops "$bin/src/kloop" $tv ${SPLIT_ARGS:-}
         done
       done ;;
     filtered)
@@ -150,11 +143,8 @@ if [ -n "$before" ] && [ -z "${SKIP_CUDA_COMPARE:-}" ]; then
   for i in $(seq 0 "$rounds"); do
     for side in before after; do
       dir=$bin; [ $side = before ] && dir=$b
-      t0=$(date +%s%N)
       extra=""; [ $side = after ] && extra=${AFTER_ARGS:-}
-      KLOOP_HOME=/tmp/kloop-home-$side timeout 300 "$dir/src/kloop" $v $extra > "$out/verify_${side}_$i.json" 2>/dev/null
-      rc=$?
-      echo "$side $i: exit $rc $(awk -v a="$t0" -v c="$(date +%s%N)" 'BEGIN { printf "%.2f", (c - a) / 1e9 }') s" | tee -a "$out/overhead.txt"
+      timed overhead.txt "$side $i" "verify_${side}_$i.json" env KLOOP_HOME=/tmp/kloop-home-$side "$dir/src/kloop" $v $extra
     done
   done
 fi
