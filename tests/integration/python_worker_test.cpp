@@ -11,7 +11,10 @@
 // Without one every case exits 77 (skipped).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -279,9 +282,12 @@ TEST(PythonVerifyTest, AChangedLocalModuleIsANewBuild) {
     const auto again = run(args);
     ASSERT_EQ(again.exit_code, 0) << again.err;
     EXPECT_TRUE(again.record.at("build").at("candidate").at("cache_hit").get<bool>());
-    // Only the module changes: the build key covers it, so the probe imports the new one.
-    kloop::platform::write_file_atomic(dir / "helpers.py",
-                                       "# retuned\n" + kloop::platform::read_file(dir / "versions" / "v0_numpy.py"));
+    // Only the module changes: the build key covers it, so the probe imports the new one. (Text no
+    // earlier run wrote: the build cache outlives the test.)
+    const std::string stamp = std::to_string(::getpid()) + "-" +
+                              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    kloop::platform::write_file_atomic(dir / "helpers.py", "# retuned " + stamp + "\n" +
+                                                               kloop::platform::read_file(dir / "versions" / "v0_numpy.py"));
     const auto changed = run(args);
     ASSERT_EQ(changed.exit_code, 0) << changed.err;
     EXPECT_FALSE(changed.record.at("build").at("candidate").at("cache_hit").get<bool>());
