@@ -1212,7 +1212,8 @@ namespace {
 // in a value, after a line's start, `[`, `{`, `,` or `.` in a key; an array or inline table only
 // in a value, after `=`, `[`, `,` or a line break; a table header at a line's start); `=` where no
 // key precedes it, `,` outside brackets, `]` or `}` closing nothing; a backslash before a
-// non-ASCII character in a basic string (no escape is one); or an
+// non-ASCII character in a basic string (no escape is one), also with blanks and line breaks
+// between them (a line-ending backslash); or an
 // unterminated one-line string holding a non-ASCII byte. TOML allows non-ASCII text only in
 // strings and comments, and toml++ reaches __builtin_unreachable on many non-ASCII characters
 // where it looks for whitespace (`x = ö`), also when it reads a misplaced string as part of a
@@ -1253,8 +1254,13 @@ int line_of_non_ascii_outside_strings(std::string_view t) {
                     }
                 } else if (c == '"' && t[i] == '\\') {
                     // An escaped character: \" does not end the string. No escape is non-ASCII,
-                    // and toml++ asks whether one is whitespace (a line-ending backslash).
+                    // and toml++ asks whether one is whitespace (a line-ending backslash); after
+                    // a line-ending backslash it skips blanks and line breaks and asks the same
+                    // of the first character that is neither.
                     if (i + 1 < t.size() && static_cast<unsigned char>(t[i + 1]) >= 0x80) return line;
+                    std::size_t j = i + 1;
+                    while (j < t.size() && std::string_view(" \t\r\n").find(t[j]) != std::string_view::npos) ++j;
+                    if (j > i + 1 && j < t.size() && static_cast<unsigned char>(t[j]) >= 0x80) return line;
                     ++i;
                     if (i < t.size() && t[i] == '\n') ++line;
                 } else if (t.compare(i, close.size(), close) == 0) {

@@ -619,6 +619,8 @@ TEST_F(SpecLoaderTest, NonAsciiOutsideStringsIsASyntaxErrorOnItsLine) {
     syntax_error_at(make_spec({{23, "flops = \"2*N*D\", \"x\""}}), 23);          // a comma outside brackets
     syntax_error_at(make_spec({{23, "flops = \"2*N*D\" }"}}), 23);                 // closes nothing
     syntax_error_at(make_spec({{23, "flops = \"\\\xef\xb3\xbf\""}}), 23);          // `\` before a non-ASCII character
+    // A line-ending backslash, then blanks and a line break, then a non-ASCII character.
+    syntax_error_at(make_spec({{6, "description = \"\"\"a \\  "}, {7, " \xef\xbb\x80" "b\"\"\"\n[dims]"}}), 6);
     // A quote after `.` opens a string in a key (a table header's here), and a quote after `,` in
     // an inline table opens a key.
     const auto keys = load(make_spec({{20, "[modes.'fwd']"}, {22, "params = { eps = 1e-6, 'k' = 3 }"}}));
@@ -630,4 +632,6 @@ TEST_F(SpecLoaderTest, NonAsciiOutsideStringsIsASyntaxErrorOnItsLine) {
     EXPECT_EQ(ok.description, "toy \" \xc2\xb5s");
     const auto multi = load(make_spec({{6, "description = '''multi \xc3\xb6"}, {7, "line''' # \"\n[dims]"}}));
     EXPECT_EQ(multi.description, "multi \xc3\xb6\nline");
+    const auto joined = load(make_spec({{6, "description = \"\"\"a \\"}, {7, "  b \xc3\xb6\"\"\"\n[dims]"}}));
+    EXPECT_EQ(joined.description, "a b \xc3\xb6");  // a line-ending backslash before ASCII text
 }
