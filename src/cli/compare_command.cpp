@@ -9,6 +9,7 @@
 #include "cli/base_checkout.hpp"
 #include "cli/loop_options.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
@@ -32,34 +33,8 @@ void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& o) {
         ->check(seconds_option())
         ->capture_default_str();
     add_runner_limit_options(sub, o);
-    sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule, per side: minimum samples per shape")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule, per side: minimum measurement seconds per shape (each sample with its flush and sync)")
-        ->check(seconds_option(true))
-        ->capture_default_str();
-    sub.add_option("--max-time", o.stop.max_time_s,
-                   "Stopping rule, per side: cap in measurement seconds per shape (the shape ends when either side reaches it)")
-        ->check(seconds_option())
-        ->capture_default_str();
-    sub.add_option("--target-rsd", o.stop.target_rel_stdev,
-                   "Stopping rule, per side: stop when the relative standard deviation reaches this")
-        ->check(positive_number())
-        ->capture_default_str();
-    sub.add_option("--check-every", o.check_every,
-                   "A timed call of either side is compared with the reference with probability 1/N (drawn in the checker); 0: none")
-        ->check(CLI::NonNegativeNumber)
-        ->capture_default_str();
-}
-
-void declare_min_effect_option(CLI::App& sub, measure::ab_config& config) {
-    sub.add_option("--min-effect", config.min_effect,
-                   "Smallest speedup that counts, as a fraction (0.02 = 2 %): FASTER needs the whole 95 % interval of "
-                   "median(base)/median(new) at or above 1 + X, SLOWER at or below 1/(1 + X); SAME when it lies "
-                   "between, AMBIGUOUS otherwise")
-        ->check(number_in(0.0, 0.99))
-        ->capture_default_str();
-    declare_early_verdict_option(sub, config);
+    add_stopping_rule_options(sub, o.stop, timed_sides::two);
+    add_check_every_option(sub, o.check_every, timed_sides::two);
 }
 
 eval::ab_evaluation compare_with_base(const spec::op_spec& spec, const std::string& base_arg, const fs::path& candidate,
@@ -133,7 +108,7 @@ protected:
             ->required();
         sub.add_flag("--json", m_cfg.json, "Print the JSON record (schema kloop.compare) instead of the table");
         sub.add_option("--json-out", m_cfg.json_out, "Also write the JSON record to this file");
-        declare_min_effect_option(sub, m_cfg.ab);
+        add_min_effect_options(sub, m_cfg.ab);
         m_seed_option = sub.add_option("--seed", m_cfg.seed,
                                        "Replay: use this seed for the drawn gate trial of both sides (and the A/B "
                                        "inputs derived from it) instead of drawing one")

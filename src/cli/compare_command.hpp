@@ -22,9 +22,6 @@ namespace kloop::cli {
 // declared with the same names and help as `kloop verify`'s.
 void declare_ab_timing_options(CLI::App& sub, eval::evaluation_options& options);
 
-// --min-effect with its validation (a fraction in [0, 1)).
-void declare_min_effect_option(CLI::App& sub, measure::ab_config& config);
-
 // Resolves --base (a file, or a git ref in a temporary worktree that is always removed), runs
 // eval::compare_candidates against `candidate`, and labels the result. `keep_dir` (may be
 // empty) keeps the runners' jobs, events and logs.

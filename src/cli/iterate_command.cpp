@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/loop_options.hpp"
+#include "cli/timing_options.hpp"
 #include "loop/iteration.hpp"
 #include "loop/detail/markdown.hpp"
 #include "platform/subprocess.hpp"
@@ -34,7 +35,7 @@ protected:
             ->required();
         add_bench_options(sub, m_cfg.options);
         add_profile_options(sub, m_profile);
-        add_ab_options(sub, m_cfg.ab);
+        add_min_effect_options(sub, m_cfg.ab);
         sub.add_flag("--allow-unconfined", m_cfg.allow_unconfined,
                      "Promote a FASTER candidate that ran unconfined (the Python worker, a kernel without seccomp or "
                      "Landlock); without it such a result is rejected (docs/security.md)");

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "cli/option_checks.hpp"
+#include "cli/timing_options.hpp"
 #include "loop/strategy_memory.hpp"
 #include "loop/workspace.hpp"
 #include "platform/host_info.hpp"
@@ -35,18 +36,7 @@ void add_bench_options(CLI::App& sub, eval::evaluation_options& o) {
         ->check(seconds_option())
         ->capture_default_str();
     add_runner_limit_options(sub, o);
-    sub.add_option("--min-samples", o.stop.min_samples, "Stopping rule: minimum samples per shape")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    sub.add_option("--min-time", o.stop.min_time_s, "Stopping rule: minimum measurement seconds per shape (each sample with its flush and sync)")
-        ->check(seconds_option(true))
-        ->capture_default_str();
-    sub.add_option("--max-time", o.stop.max_time_s, "Stopping rule: cap in measurement seconds per shape")
-        ->check(seconds_option())
-        ->capture_default_str();
-    sub.add_option("--target-rsd", o.stop.target_rel_stdev, "Stopping rule: stop when the relative standard deviation reaches this")
-        ->check(positive_number())
-        ->capture_default_str();
+    add_stopping_rule_options(sub, o.stop, timed_sides::one);
 }
 
 void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& o) {
@@ -69,20 +59,6 @@ void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& o) {
         ->default_str(std::to_string(o.max_memory_bytes >> 20));
 }
 
-void add_ab_options(CLI::App& sub, measure::ab_config& ab) {
-    sub.add_option("--min-effect", ab.min_effect,
-                   "A/B noise margin: FASTER needs the bootstrap interval of the geomean speedup above 1 + this")
-        ->check(positive_number())
-        ->capture_default_str();
-    declare_early_verdict_option(sub, ab);
-}
-
-void declare_early_verdict_option(CLI::App& sub, measure::ab_config& ab) {
-    sub.add_flag_callback(
-        "--no-early-verdict", [&ab] { ab.early_verdict = false; },
-        "Time every shape until each side's stopping rule says done, even when its verdict was settled "
-        "earlier (default: a shape stops at the first look whose corrected interval settles FASTER, SLOWER or SAME)");
-}
 
 void add_workspace_option(CLI::App& sub, std::string& workspace) {
     sub.add_option("--workspace", workspace,

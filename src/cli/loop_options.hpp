@@ -1,8 +1,8 @@
 // kloop cli: options shared by the loop's verbs (init, iterate, report, demo, status, ...).
 //
 // Responsibility: one source of truth for the options several loop verbs take — the stopping
-// rule (same names as `kloop verify`: --min-samples, --min-time, --max-time, --target-rsd),
-// the runner timeout, the A/B noise margin, --workspace — and the helpers that resolve the
+// rule (cli/timing_options), the runner timeout and limits, the held-out shapes, the profile
+// step, --workspace — and the helpers that resolve the
 // workspace and the strategy-memory database ($KLOOP_MEMORY_DB, else
 // platform::kloop_home()/memory.sqlite).
 #pragma once
@@ -29,12 +29,9 @@ namespace kloop::cli {
 void add_bench_options(CLI::App& sub, eval::evaluation_options& options);
 // --held-out N: held-out shapes the gate draws per mode from the spec's domains (0: none).
 void add_held_out_option(CLI::App& sub, eval::evaluation_options& options);
-void add_ab_options(CLI::App& sub, measure::ab_config& ab);
 // --compile-timeout, --max-output-mib: what a compiler may take and what a runner's logs keep
 // (every verb that builds and runs candidates; add_bench_options declares them too).
 void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& options);
-// --no-early-verdict (compare, noise, init, iterate): measure/early_verdict.hpp off.
-void declare_early_verdict_option(CLI::App& sub, measure::ab_config& ab);
 // --no-profile, --profile-timeout: the loop's Nsight Compute step (loop/version_profile.hpp).
 void add_profile_options(CLI::App& sub, loop::profile_options& profile);
 void add_workspace_option(CLI::App& sub, std::string& workspace);

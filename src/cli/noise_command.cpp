@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/compare_command.hpp"
+#include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
@@ -100,7 +101,7 @@ protected:
             ->capture_default_str();
         sub.add_flag("--json", m_cfg.json, "Print the JSON record (schema kloop.noise) instead of the text report");
         sub.add_option("--json-out", m_cfg.json_out, "Also write the JSON record to this file");
-        declare_min_effect_option(sub, m_cfg.ab);
+        add_min_effect_options(sub, m_cfg.ab);
         declare_ab_timing_options(sub, m_cfg.options);
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runners' jobs, events and logs (of the last run) here");
     }

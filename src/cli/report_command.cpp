@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/loop_options.hpp"
+#include "cli/timing_options.hpp"
 #include "loop/final_report.hpp"
 #include "platform/subprocess.hpp"
 
@@ -23,7 +24,7 @@ protected:
                      "Promote a CUDA version without a full Nsight Compute profile (where ncu cannot run); the final "
                      "summary says so");
         add_bench_options(sub, m_req.options);
-        add_ab_options(sub, m_req.ab);
+        add_min_effect_options(sub, m_req.ab);
     }
 
     int do_execute(const invocation& inv) override {

@@ -9,6 +9,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/loop_options.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "platform/file_io.hpp"
@@ -60,23 +61,8 @@ protected:
         add_runner_limit_options(sub, m_cfg.options);
         sub.add_flag("--no-bench", m_cfg.no_bench, "Gate only");
         add_held_out_option(sub, m_cfg.options);
-        sub.add_option("--min-samples", m_cfg.options.stop.min_samples, "Stopping rule: minimum samples per shape")
-            ->check(CLI::PositiveNumber)
-            ->capture_default_str();
-        sub.add_option("--min-time", m_cfg.options.stop.min_time_s, "Stopping rule: minimum measurement seconds per shape (each sample with its flush and sync)")
-            ->check(seconds_option(true))
-            ->capture_default_str();
-        sub.add_option("--max-time", m_cfg.options.stop.max_time_s, "Stopping rule: cap in measurement seconds per shape")
-            ->check(seconds_option())
-            ->capture_default_str();
-        sub.add_option("--target-rsd", m_cfg.options.stop.target_rel_stdev,
-                       "Stopping rule: stop when the relative standard deviation reaches this")
-            ->check(positive_number())
-            ->capture_default_str();
-        sub.add_option("--check-every", m_cfg.options.check_every,
-                       "A timed call is compared with the reference with probability 1/N (drawn in the checker), and one more after the last; 0: none")
-            ->check(CLI::NonNegativeNumber)
-            ->capture_default_str();
+        add_stopping_rule_options(sub, m_cfg.options.stop, timed_sides::one);
+        add_check_every_option(sub, m_cfg.options.check_every, timed_sides::one);
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");
         sub.add_option("--base", m_cfg.base,
                        "After a green verify, compare against this version as `kloop compare` does: a source file if "

@@ -1,0 +1,30 @@
+// kloop cli: the timing options every verb that measures shares, declared once.
+//
+// Responsibility: one declaration, one validation and one help text per option, whichever verb
+// takes it — the stopping rule (--min-samples, --min-time, --max-time, --target-rsd), the checked
+// calls (--check-every), the A/B noise margin (--min-effect, a fraction in [0, 0.99]) and
+// --no-early-verdict. A verb that times two sides (compare, noise) says "per side" in the help;
+// the names, types, checks and defaults are the same everywhere (docs/cli.md).
+#pragma once
+
+#include "eval/evaluation_options.hpp"
+#include "measure/ab_comparison.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace kloop::cli {
+
+enum class timed_sides { one, two };  // verify and the loop's verbs / compare and noise
+
+// --min-samples, --min-time, --max-time, --target-rsd into `stop`.
+void add_stopping_rule_options(CLI::App& sub, measure::stopping_config& stop, timed_sides sides);
+// --check-every N: a timed call is checked with probability 1/N (0: none).
+void add_check_every_option(CLI::App& sub, int& check_every, timed_sides sides);
+// --min-effect X (a fraction in [0, 0.99]) and --no-early-verdict.
+void add_min_effect_options(CLI::App& sub, measure::ab_config& ab);
+// --no-early-verdict alone: measure/early_verdict.hpp off.
+void add_early_verdict_option(CLI::App& sub, measure::ab_config& ab);
+
+}  // namespace kloop::cli
