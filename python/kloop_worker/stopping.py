@@ -2,9 +2,9 @@
 
 Same state, same order of tests, same reasons ("converged", "plateau", "time_cap",
 "sample_cap"), so a Python candidate is measured until the rule the native runner applies says
-stop (docs/measurement.md, "Stopping rule"). The parameters come in the job's bench items; the
-plateau window (64) and drift (0.02) are the C++ defaults, which the job does not carry.
-Pure standard library.
+stop (docs/measurement.md, "Stopping rule"). Every parameter comes in the job's bench items, the
+plateau window and drift included (absent: the C++ defaults, 64 and 0.02). Both rules reproduce
+the vectors of tests/data/stopping_rule_cases.json. Pure standard library.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ class StoppingRule:
         self.target_rel_stdev = float(stop.get("target_rel_stdev", 0.005))
         self.max_time_s = float(stop.get("max_time_s", 15.0))
         self.max_samples = int(stop.get("max_samples", 100000))
+        plateau_window = int(stop.get("plateau_window", plateau_window))
+        plateau_max_drift = float(stop.get("plateau_max_drift", plateau_max_drift))
         if plateau_window < 3:
             raise ValueError("stopping rule: plateau_window must be >= 3")
         self.plateau_max_drift = plateau_max_drift

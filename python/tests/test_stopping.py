@@ -68,3 +68,43 @@ class StoppingRuleTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SharedVectorsTest(unittest.TestCase):
+    """tests/data/stopping_rule_cases.json: the C++ rule reproduces the same stops
+    (tests/unit/measure/stopping_rule_test.cpp)."""
+
+    def test_every_case_stops_where_the_vectors_say(self):
+        import json
+        import os
+
+        path = os.path.join(os.path.dirname(__file__), "..", "..", "tests", "data", "stopping_rule_cases.json")
+        with open(path, encoding="utf-8") as f:
+            cases = json.load(f)["cases"]
+        for c in cases:
+            with self.subTest(c["why"]):
+                r = StoppingRule(c["stop"])
+                count = 0
+                for sample, cost in c["series"]:
+                    r.add(sample, cost)
+                    count += 1
+                    if r.done:
+                        break
+                self.assertEqual({"count": count, "reason": r.state}, c["expected"])
+        self.assertEqual({c["expected"]["reason"] for c in cases},
+                         {"converged", "plateau", "time_cap", "sample_cap", "not_done"})
+
+    def test_the_plateau_settings_come_from_the_job(self):
+        series = [1e-4 * (1.1 if k % 2 else 0.9) for k in range(400)]
+        counts = []
+        for window, drift in ((64, 0.02), (8, 0.2)):
+            r = StoppingRule(dict(STOP, min_time_s=0.0, plateau_window=window, plateau_max_drift=drift))
+            for s in series:
+                r.add(s)
+                if r.done:
+                    break
+            self.assertEqual(r.state, "plateau")
+            counts.append(r.count)
+        self.assertLess(counts[1], counts[0])
+        with self.assertRaises(ValueError):
+            StoppingRule(dict(STOP, plateau_window=2))

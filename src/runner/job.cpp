@@ -75,7 +75,9 @@ json stop_json(const measure::stopping_config& c) {
                 {"min_time_s", c.min_time_s},
                 {"target_rel_stdev", c.target_rel_stdev},
                 {"max_time_s", c.max_time_s},
-                {"max_samples", c.max_samples}};
+                {"max_samples", c.max_samples},
+                {"plateau_window", c.plateau_window},
+                {"plateau_max_drift", c.plateau_max_drift}};
 }
 
 measure::stopping_config stop_from(const json& j) {
@@ -85,6 +87,8 @@ measure::stopping_config stop_from(const json& j) {
     c.target_rel_stdev = j.at("target_rel_stdev").get<double>();
     c.max_time_s = j.at("max_time_s").get<double>();
     c.max_samples = j.at("max_samples").get<std::size_t>();
+    c.plateau_window = j.value("plateau_window", c.plateau_window);
+    c.plateau_max_drift = j.value("plateau_max_drift", c.plateau_max_drift);
     return c;
 }
 

@@ -1,8 +1,14 @@
-// Unit under test: measure/stopping_rule — minima, convergence, plateau, caps.
+// Unit under test: measure/stopping_rule — minima, convergence, plateau, caps, and the vectors
+// shared with the Python port.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <set>
 #include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "core/rng.hpp"
 #include "measure/stopping_rule.hpp"
@@ -147,4 +153,37 @@ TEST(StoppingRuleTest, ToStringAndValidation) {
     stopping_config bad;
     bad.plateau_window = 2;
     EXPECT_THROW(stopping_rule{bad}, std::invalid_argument);
+}
+
+// tests/data/stopping_rule_cases.json (tests/data/make_stopping_rule_cases.py): the Python port's
+// stops, which this rule must reproduce — same count, same reason — with every setting the job
+// carries, the plateau window and drift included.
+TEST(StoppingRuleTest, SharedVectorsStopAsThePythonPortDoes) {
+    std::ifstream in(std::string(KLOOP_TEST_SOURCE_DIR) + "/tests/data/stopping_rule_cases.json");
+    ASSERT_TRUE(in) << "tests/data/stopping_rule_cases.json";
+    const auto doc = nlohmann::json::parse(in);
+    std::set<std::string> reasons;
+    for (const auto& k : doc.at("cases")) {
+        const auto& s = k.at("stop");
+        stopping_config c;
+        c.min_samples = s.at("min_samples").get<std::size_t>();
+        c.min_time_s = s.at("min_time_s").get<double>();
+        c.target_rel_stdev = s.at("target_rel_stdev").get<double>();
+        c.max_time_s = s.at("max_time_s").get<double>();
+        c.max_samples = s.at("max_samples").get<std::size_t>();
+        c.plateau_window = s.at("plateau_window").get<std::size_t>();
+        c.plateau_max_drift = s.at("plateau_max_drift").get<double>();
+        stopping_rule r(c);
+        std::size_t count = 0;
+        for (const auto& pair : k.at("series")) {
+            r.add(pair.at(0).get<double>(), pair.at(1).get<double>());
+            ++count;
+            if (r.is_done()) break;
+        }
+        const std::string why = k.at("why");
+        EXPECT_EQ(count, k.at("expected").at("count").get<std::size_t>()) << why;
+        EXPECT_EQ(to_string(r.get_state()), k.at("expected").at("reason").get<std::string>()) << why;
+        reasons.insert(k.at("expected").at("reason").get<std::string>());
+    }
+    EXPECT_EQ(reasons, (std::set<std::string>{"converged", "plateau", "time_cap", "sample_cap", "not_done"}));
 }

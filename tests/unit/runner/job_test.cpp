@@ -45,6 +45,8 @@ job sample_ab_job() {
     b.tail_checks = 7;
     b.stop.min_samples = 12;
     b.stop.max_time_s = 0.25;
+    b.stop.plateau_window = 16;
+    b.stop.plateau_max_drift = 0.05;
     j.bench.push_back(b);
     return j;
 }
@@ -80,6 +82,10 @@ TEST(JobTest, AbJobRoundTripsThroughJson) {
     EXPECT_EQ(back.bench[0].tail_checks, 7);
     EXPECT_EQ(back.bench[0].stop.min_samples, 12u);
     EXPECT_DOUBLE_EQ(back.bench[0].stop.max_time_s, 0.25);
+    // Every setting of the stopping rule travels (the Python worker reads them from the job).
+    EXPECT_EQ(text.at("bench").at(0).at("stop").at("plateau_window"), 16);
+    EXPECT_EQ(back.bench[0].stop.plateau_window, 16u);
+    EXPECT_DOUBLE_EQ(back.bench[0].stop.plateau_max_drift, 0.05);
     // And once more: the JSON of the parsed job is the JSON it came from.
     EXPECT_EQ(nlohmann::json(back), text);
 }
