@@ -33,10 +33,6 @@ def start() -> None:
     _totals.clear()
 
 
-def enabled() -> bool:
-    return bool(_path)
-
-
 def add(name: str, seconds: float) -> None:
     if not _path:
         return

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "backend/build_dispatch.hpp"
 #include "backend/cpu/cpu_builder.hpp"
 #include "backend/cuda/nvcc_builder.hpp"
+#include "backend/local_sources.hpp"
 #include "backend/python/python_builder.hpp"
 #include "backend/python/python_checks.hpp"
 #include "backend/python/python_worker.hpp"
@@ -65,12 +67,15 @@ backend::cpu::build_record build_source(const evaluation_context& ctx, const std
     const auto plan = backend::plan_source(ctx.spec.backend, source, role);
     // A candidate is its directory's files: one that reaches elsewhere is refused in every verb,
     // since the loop could not stage it (backend/local_sources.hpp).
-    if (role == backend::source_role::candidate) (void)candidate_sources(ctx.spec, source);
+    std::optional<backend::local_sources> sources;
+    if (role == backend::source_role::candidate) sources = candidate_sources(ctx.spec, source);
     if (plan.builder == backend::builder_kind::python) {
         // A snapshot, a probe of the interpreter and an import check; the "library" is a manifest
         // the Python worker reads (backend/python/python_builder.hpp, docs/python.md).
+        if (!sources) sources = backend::find_local_sources(source, plan.builder, {});  // the reference's modules
         backend::python::build_request req;
         req.source = source;
+        req.sources_sha256 = backend::local_sources_sha256(*sources);
         req.role = role;
         req.spec = &ctx.spec;
         req.cache_dir = ctx.cache_dir;

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backend/local_sources.hpp"
 #include "backend/python/fork_server.hpp"
 #include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
@@ -97,10 +96,8 @@ build_record python_builder::build(const build_request& r) {
     platform::sha256_hasher h;
     h.update_field(k_key_salt).update_field(role);
     h.update_field(source.string()).update_field(source_bytes);
-    // The local modules it imports (and, for a candidate, op.toml's [candidate] files): the probe
-    // imports them too, so a change in one alone probes again.
-    const std::vector<std::string> declared = r.role == source_role::candidate ? r.spec->candidate.files : std::vector<std::string>{};
-    h.update_field(local_sources_sha256(find_local_sources(source, builder_kind::python, {}, declared)));
+    // The local modules it imports: the probe imports them too, so a change in one alone probes again.
+    h.update_field(r.sources_sha256);
     h.update_field(py.fingerprint);
     h.update_field(settings.device).update_field(settings.allow_tf32 ? "tf32" : "no-tf32");
     h.update_field(wdir.string()).update_field(worker_fingerprint(wdir));

@@ -37,6 +37,9 @@ namespace kloop::backend::python {
 
 struct build_request {
     std::filesystem::path source;
+    // backend::local_sources_sha256 of the source and the local modules it imports (a candidate's
+    // [candidate] files too): part of the cache key.
+    std::string sources_sha256;
     source_role role = source_role::candidate;
     const spec::op_spec* spec = nullptr;   // [python] settings, the op directory
     std::filesystem::path cache_dir;       // empty: platform::cache_dir()

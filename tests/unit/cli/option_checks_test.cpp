@@ -2,29 +2,21 @@
 // option) instead of being turned into other values; and the verbs use those checks.
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/cli.hpp"
 #include "cli/option_checks.hpp"
+#include "cli_run.hpp"
 
 using kloop::cli::parse_seed;
 using kloop::cli::seconds_option;
 
 namespace {
 
-struct cli_result {
-    int code;
-    std::string err;
-};
+using kloop::testing::cli_result;
 
-// Parsing fails before any work, so the op directory and candidate need not exist.
-cli_result run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    const int code = kloop::cli::run(args, out, err);
-    return {code, err.str()};
-}
+cli_result run(std::vector<std::string> args) { return kloop::testing::run_cli(std::move(args)); }
 
 std::string check(const CLI::Validator& v, std::string text) { return v(text); }
 

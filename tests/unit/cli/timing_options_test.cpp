@@ -6,32 +6,25 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli/cli.hpp"
 #include "cli/timing_options.hpp"
+#include "cli_run.hpp"
 
 using kloop::cli::timed_sides;
 
 namespace {
+
+using kloop::testing::cli_result;
 
 void parse(CLI::App& app, std::vector<std::string> args) {
     std::reverse(args.begin(), args.end());  // CLI11 takes them last first
     app.parse(args);
 }
 
-struct cli_result {
-    int code;
-    std::string err;
-};
-
-cli_result run(std::vector<std::string> args) {
-    std::ostringstream out, err;
-    const int code = kloop::cli::run(args, out, err);
-    return {code, err.str()};
-}
+cli_result run(std::vector<std::string> args) { return kloop::testing::run_cli(std::move(args)); }
 
 }  // namespace
 
