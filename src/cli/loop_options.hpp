@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "eval/evaluation_options.hpp"
+#include "eval/record/evaluation_options.hpp"
 #include "loop/version_profile.hpp"
 #include "measure/ab_comparison.hpp"
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/cuda/nvcc_builder.hpp"
+#include "backend/backend.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "eval/calibration.hpp"
@@ -47,7 +47,7 @@ protected:
     int do_execute(const invocation& inv) override {
         platform::posix_command_runner commands;
         platform::preflight_options o;
-        o.cuda_support_built_in = backend::cuda::cuda_support_built_in();
+        o.cuda_support_built_in = backend::backend_for(spec::backend_kind::cuda).built_in();
         o.query_python = !m_no_python;
         auto report = platform::run_preflight(commands, o);
         report.command_line = inv.argv;

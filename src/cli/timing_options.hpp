@@ -7,7 +7,7 @@
 // the names, types, checks and defaults are the same everywhere (docs/cli.md).
 #pragma once
 
-#include "eval/evaluation_options.hpp"
+#include "eval/record/evaluation_options.hpp"
 #include "measure/ab_comparison.hpp"
 
 namespace CLI {

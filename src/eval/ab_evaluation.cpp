@@ -7,7 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "blackbox/blackbox_evaluation.hpp"
+#include "backend/backend.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "eval/call_judgement.hpp"
@@ -186,16 +186,16 @@ public:
         m_reference_record = take(m_reference);
     }
     void wait_for_candidate() { m_candidate_record = take(m_candidate); }
-    [[nodiscard]] const std::optional<backend::cpu::build_record>& base() const { return m_base_record; }
-    [[nodiscard]] const std::optional<backend::cpu::build_record>& reference() const { return m_reference_record; }
-    [[nodiscard]] const std::optional<backend::cpu::build_record>& candidate() const { return m_candidate_record; }
+    [[nodiscard]] const std::optional<backend::build_record>& base() const { return m_base_record; }
+    [[nodiscard]] const std::optional<backend::build_record>& reference() const { return m_reference_record; }
+    [[nodiscard]] const std::optional<backend::build_record>& candidate() const { return m_candidate_record; }
 
 private:
-    using pending = std::future<backend::cpu::build_record>;
+    using pending = std::future<backend::build_record>;
     static pending start(const evaluation_context& c, const fs::path& source, backend::source_role role) {
         return std::async(std::launch::async, [&c, source, role] { return build_run_source(c, source, role); });
     }
-    static std::optional<backend::cpu::build_record> take(pending& f) {
+    static std::optional<backend::build_record> take(pending& f) {
         if (!f.valid()) return std::nullopt;
         try {
             return f.get();
@@ -204,11 +204,11 @@ private:
         }
     }
     pending m_base, m_reference, m_candidate;
-    std::optional<backend::cpu::build_record> m_base_record, m_reference_record, m_candidate_record;
+    std::optional<backend::build_record> m_base_record, m_reference_record, m_candidate_record;
 };
 
 // evaluate() found the prebuilt libraries in the cache: its record keeps the build's own time.
-void credit_prebuild(build_summary& s, const std::optional<backend::cpu::build_record>& pre) {
+void credit_prebuild(build_summary& s, const std::optional<backend::build_record>& pre) {
     if (!pre || pre->cache_hit || !s.cache_hit || !pre->ok) return;
     s.cache_hit = false;
     s.wall_s = pre->wall_s;
@@ -229,7 +229,7 @@ std::string red_sides(const ab_evaluation& r) {
 }  // namespace
 
 ab_evaluation compare_candidates(const ab_context& ctx) {
-    if (ctx.spec.blackbox) return blackbox::compare(ctx);  // docs/blackbox.md
+    if (const auto* own = backend::backend_for(ctx.spec).own_pipeline()) return own->compare(ctx);
     ab_evaluation r;
     r.op = ctx.spec.name;
     r.base_label = ctx.base.string();
@@ -288,7 +288,7 @@ void judge_ab_physics(ab_evaluation& r, const physics_bounds_choice& bounds) {
 }
 
 ab_evaluation retime_candidates(const ab_context& ctx, const ab_evaluation& gated, int run) {
-    if (ctx.spec.blackbox) return blackbox::retime(ctx, gated, run);
+    if (const auto* own = backend::backend_for(ctx.spec).own_pipeline()) return own->retime(ctx, gated, run);
     if (!gated.timed) throw internal_error("retime_candidates: the pair was never timed (a red or unbuilt side)");
     ab_evaluation r = gated;
     r.shapes.clear();
@@ -312,9 +312,8 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     // As the bench: on a GPU, 0 means "2 x L2 of the device", which the runner flushes before every sample.
     // (A Python candidate with torch tensors on CUDA too: sizing its rotation by the host's LLC —
     // 300 MiB on the H200 host — made the worker generate several 128M-element sets per shape.)
-    r.evict_bytes = options.evict_bytes       ? options.evict_bytes
-                    : timed_on_gpu(r.candidate.candidate_build) ? 0
-                                                                : 2 * r.candidate.env.llc_bytes;
+    const bool on_gpu = backend::backend_for(ctx.spec).timed_on_gpu(r.candidate.candidate_build);
+    r.evict_bytes = options.evict_bytes ? options.evict_bytes : on_gpu ? 0 : 2 * r.candidate.env.llc_bytes;
     auto job = build_bench_job(ctx.spec, options, seed, r.evict_bytes);
     job.candidate_device = device;
     job.reference_device = r.candidate.reference_build.device.empty() ? std::string("cpu") : r.candidate.reference_build.device;
@@ -334,7 +333,7 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     job.reference_sha256 = r.candidate.reference_build.library_sha256;
     const double timeout = options.timeout_s + static_cast<double>(job.bench.size()) * (2 * options.stop.max_time_s + 60.0);
     const auto session =
-        run_runner(job, ctx.scratch_dir, timeout, ctx.commands, {}, options.max_output_bytes, options.max_memory_bytes);
+        run_runner(backend::backend_for(ctx.spec), job, ctx.scratch_dir, timeout, ctx.commands, {}, options.max_output_bytes, options.max_memory_bytes);
     if (session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     r.timed = true;
     r.runner_failure = session.describe_failure();

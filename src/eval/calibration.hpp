@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 #include "profile/roofline.hpp"
 
 namespace kloop::eval {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::eval {

@@ -5,7 +5,6 @@
 #include <map>
 
 #include "check/census_rules.hpp"
-#include "check/imported_symbols.hpp"
 
 namespace kloop::eval {
 
@@ -24,27 +23,6 @@ check_status status_of(check::census_status s) {
 }
 
 }  // namespace
-
-integrity_check imported_symbols_check(const std::filesystem::path& library) {
-    integrity_check c{"imported_symbols", check_status::pass, ""};
-    try {
-        const auto table = check::read_dynamic_symbols(library);
-        const auto findings = check::classify_imports(table);
-        c.detail = check::describe_findings(findings, table);
-        for (const auto& f : findings) {
-            if (f.severity == check::finding_severity::fail) {
-                c.status = check_status::fail;
-                break;
-            }
-            c.status = check_status::warn;
-        }
-    } catch (const std::exception& e) {
-        // An object kloop built and cannot read is not one it can vouch for.
-        c.status = check_status::fail;
-        c.detail = e.what();
-    }
-    return c;
-}
 
 gate_census gather_gate_census(const runner::job& gate_job, const std::vector<json>& gate_events) {
     gate_census out;

@@ -1,11 +1,9 @@
-// kloop eval: the integrity checks that look at the candidate itself rather than at one call's
-// numbers — what its shared object imports (`imported_symbols`) and which kernels it ran
-// (`census_kernel_launched`, `census_vendor_kernels`, `census_kernel_set_stable`,
-// `census_time_vs_event`).
+// kloop eval: the integrity checks that look at which kernels the candidate ran rather than at one
+// call's numbers (`census_kernel_launched`, `census_vendor_kernels`, `census_kernel_set_stable`,
+// `census_time_vs_event`). What its artefact imports is the backend's check (backend.hpp).
 //
-// Responsibility: turn check/imported_symbols findings and the census JSON the runner attached
-// to each checked call (call facts' "census", backend/cuda/kernel_census) into named
-// integrity_check entries. The rules themselves live in src/check (host-only, tested in CI);
+// Responsibility: turn the census JSON the runner attached to each checked call (call facts'
+// "census", backend/cuda/kernel_census) into named integrity_check entries. The rules themselves live in src/check (host-only, tested in CI);
 // this file only gathers their inputs from the build record and the runner's events.
 #pragma once
 
@@ -18,14 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::eval {
-
-// `imported_symbols` for the candidate's built library: fail for delegation, timers, dlopen,
-// process creation, …; warn for threads and streams; fail when the library cannot be read.
-[[nodiscard]] integrity_check imported_symbols_check(const std::filesystem::path& library);
 
 // The gate's census (evaluation.hpp), gathered from its case_result events.
 [[nodiscard]] gate_census gather_gate_census(const runner::job& gate_job, const std::vector<nlohmann::json>& gate_events);

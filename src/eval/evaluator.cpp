@@ -5,14 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "backend/build_dispatch.hpp"
-#include "backend/cpu/cpu_builder.hpp"
-#include "backend/cuda/nvcc_builder.hpp"
-#include "backend/local_sources.hpp"
-#include "backend/python/python_builder.hpp"
-#include "backend/python/python_checks.hpp"
-#include "backend/python/python_worker.hpp"
-#include "blackbox/blackbox_evaluation.hpp"
+#include "backend/backend.hpp"
 #include "core/rng.hpp"
 #include "core/error.hpp"
 #include "eval/call_judgement.hpp"
@@ -21,9 +14,7 @@
 #include "eval/physics_floor.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
-#include "kloop/version.hpp"
-#include "platform/host_info.hpp"
-#include "platform/paths.hpp"
+#include "eval/record/environment.hpp"
 
 namespace kloop::eval {
 
@@ -31,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-build_summary summarize_build(const backend::cpu::build_record& r) {
+build_summary summarize_build(const backend::build_record& r) {
     build_summary b;
     b.ok = r.ok;
     b.cache_hit = r.cache_hit;
@@ -44,67 +35,6 @@ build_summary summarize_build(const backend::cpu::build_record& r) {
     b.target = r.target;
     b.ptxas = r.ptxas;
     return b;
-}
-
-// The device's compute capability for nvcc's target: $KLOOP_CUDA_ARCH ("90", "9.0", "sm_90"),
-// else 90 (the H200). The orchestrator runs no CUDA; the runner reports the device it found.
-int cuda_compute_capability() {
-    std::string v = backend::getenv_string("KLOOP_CUDA_ARCH");
-    if (v.rfind("sm_", 0) == 0) v = v.substr(3);
-    v.erase(std::remove(v.begin(), v.end(), '.'), v.end());
-    if (v.empty()) return 90;
-    try {
-        std::size_t used = 0;
-        const int cc = std::stoi(v, &used);
-        if (used == v.size()) return cc;
-    } catch (const std::exception&) {
-    }
-    throw usage_error("KLOOP_CUDA_ARCH '" + v + "': not a compute capability (e.g. 90 or 9.0)");
-}
-
-backend::cpu::build_record build_source(const evaluation_context& ctx, const std::filesystem::path& source,
-                                        backend::source_role role) {
-    const auto plan = backend::plan_source(ctx.spec.backend, source, role);
-    // A candidate is its directory's files: one that reaches elsewhere is refused in every verb,
-    // since the loop could not stage it (backend/local_sources.hpp).
-    std::optional<backend::local_sources> sources;
-    if (role == backend::source_role::candidate) sources = candidate_sources(ctx.spec, source);
-    if (plan.builder == backend::builder_kind::python) {
-        // A snapshot, a probe of the interpreter and an import check; the "library" is a manifest
-        // the Python worker reads (backend/python/python_builder.hpp, docs/python.md).
-        if (!sources) sources = backend::find_local_sources(source, plan.builder, {});  // the reference's modules
-        backend::python::build_request req;
-        req.source = source;
-        req.sources_sha256 = backend::local_sources_sha256(*sources);
-        req.role = role;
-        req.spec = &ctx.spec;
-        req.cache_dir = ctx.cache_dir;
-        req.timeout_s = ctx.options.compile_timeout_s;
-        backend::python::python_builder builder(ctx.commands);
-        return builder.build(req);
-    }
-    if (plan.builder == backend::builder_kind::nvcc) {
-        backend::cuda::nvcc_request req;
-        req.source = source;
-        req.flags = ctx.spec.build.flags;
-        for (const auto& d : ctx.spec.build.include_dirs) req.include_dirs.push_back(ctx.spec.op_dir / d);
-        req.abi_include_dir = platform::abi_include_dir();
-        req.compute_capability = cuda_compute_capability();
-        req.arch_suffix = ctx.spec.build.arch_suffix;
-        req.cache_dir = ctx.cache_dir;
-        req.timeout_s = ctx.options.compile_timeout_s;
-        backend::cuda::nvcc_builder builder(ctx.commands);
-        return builder.build(req);
-    }
-    backend::cpu::build_request req;
-    req.source = source;
-    req.flags = ctx.spec.build.flags;
-    for (const auto& d : ctx.spec.build.include_dirs) req.include_dirs.push_back(ctx.spec.op_dir / d);
-    req.abi_include_dir = platform::abi_include_dir();
-    req.cache_dir = ctx.cache_dir;
-    req.timeout_s = ctx.options.compile_timeout_s;
-    backend::cpu::cpu_builder builder(ctx.commands);
-    return builder.build(req);
 }
 
 // Index events by (kind, id).
@@ -303,58 +233,41 @@ std::vector<integrity_check> integrity_checks(const gate_report& g, const bench_
 
 }  // namespace
 
-environment_info collect_environment(const evaluation_context& ctx) {
-    environment_info e;
-    e.host_cpu = platform::cpu_model();
-    e.logical_cpus = platform::logical_cpus();
-    e.llc_bytes = platform::last_level_cache_bytes();
-    e.flags = ctx.spec.build.flags;
-    e.kloop_version = build_info::version;
-    e.kloop_commit = build_info::git_commit;
-    e.kloop_dirty = build_info::git_dirty;
-    e.build_type = build_info::build_type;
-    const auto git = platform::git_state_of(std::filesystem::absolute(ctx.candidate).parent_path(), ctx.commands);
-    e.git_available = git.available;
-    e.git_commit = git.commit;
-    e.git_dirty = git.dirty;
-    return e;
-}
-
 backend::local_sources candidate_sources(const spec::op_spec& spec, const std::filesystem::path& candidate) {
-    const auto plan = backend::plan_source(spec.backend, candidate, backend::source_role::candidate);
-    std::vector<std::filesystem::path> allowed;
-    for (const auto& d : spec.build.include_dirs) allowed.push_back(spec.op_dir / d);
-    if (plan.builder != backend::builder_kind::python) allowed.push_back(platform::abi_include_dir());
-    return backend::find_local_sources(candidate, plan.builder, allowed, spec.candidate.files);
+    const auto& be = backend::backend_for(spec);
+    const auto plan = be.plan(spec, candidate, backend::source_role::candidate);
+    return backend::find_local_sources(candidate, plan.builder, be.header_dirs(spec), spec.candidate.files);
 }
 
-backend::cpu::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,
-                                            backend::source_role role) {
-    return build_source(ctx, source, role);
-}
-
-bool timed_on_gpu(const build_summary& b) {
-    return b.device == "cuda" || (b.device == backend::python::worker_device && b.target.rfind("torch-cuda", 0) == 0);
+backend::build_record build_run_source(const evaluation_context& ctx, const std::filesystem::path& source,
+                                       backend::source_role role) {
+    // A candidate is its directory's files: one that reaches elsewhere is refused in every verb,
+    // since the loop could not stage it (backend/local_sources.hpp).
+    std::optional<backend::local_sources> sources;
+    if (role == backend::source_role::candidate) sources = candidate_sources(ctx.spec, source);
+    const backend::build_inputs in{ctx.spec, source, role, sources ? &*sources : nullptr, ctx.cache_dir,
+                                   ctx.options.compile_timeout_s, ctx.commands};
+    return backend::backend_for(ctx.spec).build(in);
 }
 
 evaluation evaluate(const evaluation_context& ctx) {
-    if (ctx.spec.blackbox) return blackbox::evaluate(ctx);  // a repository's own gate and bench (docs/blackbox.md)
+    const auto& be = backend::backend_for(ctx.spec);
+    if (const auto* own = be.own_pipeline()) return own->evaluate(ctx);  // e.g. a repository's own gate and bench
     evaluation ev;
     ev.op = ctx.spec.name;
     ev.candidate = ctx.candidate.string();
     ev.env = collect_environment(ctx);
-    backend::require_backend_support(ctx.spec, backend::cuda::cuda_support_built_in());
-    const auto cand_device = backend::plan_source(ctx.spec.backend, ctx.candidate, backend::source_role::candidate).device;
-    const auto ref_device =
-        backend::plan_source(ctx.spec.backend, ctx.spec.reference, backend::source_role::reference).device;
+    be.require_support(ctx.spec);
+    const auto cand_device = be.plan(ctx.spec, ctx.candidate, backend::source_role::candidate).device;
+    const auto ref_device = be.plan(ctx.spec, ctx.spec.reference, backend::source_role::reference).device;
 
     // Phase 1: build. The reference failing to build is the spec's problem, not the candidate's.
-    const auto ref_build = build_source(ctx, ctx.spec.reference, backend::source_role::reference);
+    const auto ref_build = build_run_source(ctx, ctx.spec.reference, backend::source_role::reference);
     ev.reference_build = summarize_build(ref_build);
     ev.reference_build.device = ref_device;
     if (!ref_build.ok)
         throw build_error("the reference '" + ctx.spec.reference.string() + "' failed to build:\n" + ref_build.diagnostics);
-    const auto cand_build = build_source(ctx, ctx.candidate, backend::source_role::candidate);
+    const auto cand_build = build_run_source(ctx, ctx.candidate, backend::source_role::candidate);
     ev.candidate_build = summarize_build(cand_build);
     ev.candidate_build.device = cand_device;
     ev.env.compiler = cand_build.compiler_version;
@@ -375,7 +288,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     gate_job.reference_sha256 = ref_build.library_sha256;
     gate_job.candidate_device = cand_device;
     gate_job.reference_device = ref_device;
-    const auto gate_session = run_runner(gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands, {},
+    const auto gate_session = run_runner(be, gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands, {},
                                          ctx.options.max_output_bytes, ctx.options.max_memory_bytes);
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;
@@ -386,29 +299,18 @@ evaluation evaluate(const evaluation_context& ctx) {
     integrity_check timer_check{"timer_cross_check", check_status::skipped, "bench not run"};
     ev.census = gather_gate_census(gate_job, gate_session.events);
 
-    // Candidate-level integrity checks (eval/candidate_integrity.hpp): what the library imports
-    // and which kernels the gate's checked calls ran. Appended to the per-call checks; a fail
-    // rejects the candidate even when every call's numbers were right, and skips the bench.
-    // A Python candidate has no shared object: its source screen stands in for imported_symbols,
-    // and the numeric flags its calls left behind are checked too (backend/python/python_checks).
-    const bool python = cand_device == backend::python::worker_device;
-    std::vector<json> python_bench_events;
-    auto from_python = [](const backend::python::python_check& c) {
-        const auto st = c.status == "pass" ? check_status::pass
-                        : c.status == "warn" ? check_status::warn
-                        : c.status == "fail" ? check_status::fail
-                                             : check_status::skipped;
-        return integrity_check{c.name, st, c.detail};
-    };
-    const auto imports_check = python ? from_python(backend::python::source_screen_check(cand_build.library))
-                                      : imported_symbols_check(cand_build.library);
+    // Candidate-level integrity checks: what the built artefact is (the backend's own check:
+    // imported symbols of a shared object, the source screen of a Python module) and which
+    // kernels the gate's checked calls ran (eval/candidate_integrity.hpp), then the backend's
+    // checks over the sessions' events. Appended to the per-call checks; a fail rejects the
+    // candidate even when every call's numbers were right, and skips the bench.
+    std::vector<json> bench_events;
+    const auto artefact_check = be.artefact_check(cand_build);
     auto add_candidate_checks = [&](evaluation& e) {
-        e.integrity.push_back(imports_check);
+        e.integrity.push_back(artefact_check);
         e.integrity.push_back(isolation_check(e.isolation));
         e.integrity.push_back(timer_check);
-        if (python)
-            e.integrity.push_back(
-                from_python(backend::python::numeric_flags_check({&gate_session.events, &python_bench_events})));
+        for (auto& c : be.run_checks({&gate_session.events, &bench_events})) e.integrity.push_back(std::move(c));
         for (auto& c : census_checks(e.census, e.bench)) e.integrity.push_back(std::move(c));
         if (e.status != disposition::passed) return;
         for (const auto& c : e.integrity)
@@ -436,7 +338,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         // On a GPU, 0 means "2 x L2 of the device": the runner knows it, and flushes that much
         // before every sample anyway (docs/measurement.md, GPU timing protocol).
         // The Python worker with torch tensors on the GPU flushes 2 x L2 per sample the same way.
-        const bool on_gpu = timed_on_gpu(ev.candidate_build);
+        const bool on_gpu = be.timed_on_gpu(ev.candidate_build);
         const std::uint64_t evict = ctx.options.evict_bytes ? ctx.options.evict_bytes
                                     : on_gpu                ? 0
                                                             : 2 * ev.env.llc_bytes;
@@ -452,14 +354,14 @@ evaluation evaluate(const evaluation_context& ctx) {
         // large GPU shapes: ~tens of seconds per item for 128M-element tensors on the H200 host.
         const double timeout = ctx.options.timeout_s +
                                static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 60.0);
-        const auto bench_session = run_runner(bench_job, ctx.scratch_dir, timeout, ctx.commands, {},
+        const auto bench_session = run_runner(be, bench_job, ctx.scratch_dir, timeout, ctx.commands, {},
                                                   ctx.options.max_output_bytes, ctx.options.max_memory_bytes);
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
         ev.isolation = merge_isolation(ev.isolation, session_isolation(bench_session.events));
         timer_check = timer_cross_check(bench_job, bench_session.events);
         physics = bench_physics_check(bench_job, bench_session.events, ev.bench, ev.env);
-        if (python) python_bench_events = bench_session.events;
+        bench_events = bench_session.events;
         if (!ev.bench.ok) {
             ev.status = disposition::gate_failed;
             ev.reason = "the bench failed: a timed call was rejected";

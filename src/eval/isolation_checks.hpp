@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::eval {

@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 #include "profile/roofline.hpp"
 #include "runner/job.hpp"
 

@@ -17,8 +17,8 @@
 #include <optional>
 #include <vector>
 
-#include "eval/evaluation.hpp"
-#include "eval/evaluation_options.hpp"
+#include "eval/record/evaluation.hpp"
+#include "eval/record/evaluation_options.hpp"
 #include "runner/job.hpp"
 #include "spec/held_out.hpp"
 #include "spec/op_spec.hpp"

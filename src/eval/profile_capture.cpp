@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/build_dispatch.hpp"
+#include "backend/backend.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "eval/evaluator.hpp"
@@ -172,9 +172,8 @@ profile_capture capture_profile(const evaluation_context& ctx, const profile_req
     job.phase = runner::job_phase::profile;
     job.bench = {item};
 
-    if (ctx.spec.backend != spec::backend_kind::cuda)
-        return finish("unavailable", "profiling needs a CUDA candidate (this op's backend is " +
-                                         spec::to_string(ctx.spec.backend) + ")");
+    const auto& be = backend::backend_for(ctx.spec);
+    if (const auto why = be.profile_unavailable(ctx.spec); !why.empty()) return finish("unavailable", why);
     std::string ncu = req.ncu;
     if (ncu.empty())
         if (const char* e = std::getenv("KLOOP_NCU"); e != nullptr && *e != '\0') ncu = e;
@@ -191,9 +190,8 @@ profile_capture capture_profile(const evaluation_context& ctx, const profile_req
     job.reference_lib = ref_build.library.string();
     job.candidate_sha256 = cand_build.library_sha256;
     job.reference_sha256 = ref_build.library_sha256;
-    job.candidate_device = backend::plan_source(ctx.spec.backend, ctx.candidate, backend::source_role::candidate).device;
-    job.reference_device =
-        backend::plan_source(ctx.spec.backend, ctx.spec.reference, backend::source_role::reference).device;
+    job.candidate_device = be.plan(ctx.spec, ctx.candidate, backend::source_role::candidate).device;
+    job.reference_device = be.plan(ctx.spec, ctx.spec.reference, backend::source_role::reference).device;
 
     fs::create_directories(req.out_dir);
     const std::string stem = fmt::format("profile_{}_{}_{}", cap.set, req.mode, req.shape);
@@ -218,7 +216,7 @@ profile_capture capture_profile(const evaluation_context& ctx, const profile_req
     const auto scratch = ctx.scratch_dir / ("profile_" + cap.set);
     fs::create_directories(scratch);
     auto run_once = [&](const std::vector<std::string>& argv, std::string& log) {
-        auto s = run_runner(job, scratch, req.timeout_s, ctx.commands, argv, ctx.options.max_output_bytes);
+        auto s = run_runner(be, job, scratch, req.timeout_s, ctx.commands, argv, ctx.options.max_output_bytes);
         if (s.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         // ncu's complaints are at the end of its output: the last 64 KiB of each stream.
         log = s.process.stdout_tail + s.process.stderr_tail;

@@ -5,11 +5,7 @@
 #include <map>
 #include <set>
 
-#include "backend/build_dispatch.hpp"
-#include "backend/python/fork_server.hpp"
-#include "backend/python/python_worker.hpp"
 #include "platform/file_io.hpp"
-#include "platform/paths.hpp"
 
 namespace kloop::eval {
 
@@ -69,7 +65,7 @@ std::string runner_session::describe_failure() const {
     return {};
 }
 
-runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir, double timeout_s,
+runner_session run_runner(const backend::op_backend& be, const runner::job& job, const std::filesystem::path& scratch_dir, double timeout_s,
                           platform::command_runner_base& commands, const std::vector<std::string>& wrapper,
                           std::size_t max_output_bytes, std::size_t max_memory_bytes) {
     const auto tag = runner::to_string(job.phase);
@@ -81,25 +77,8 @@ runner_session run_runner(const runner::job& job, const std::filesystem::path& s
     std::filesystem::remove(events_path);
 
     platform::process_request req;
-    // kloop-runner for CPU jobs; kloop-runner-cuda when either side runs on the GPU.
-    const auto tool = backend::runner_tool_for(job.candidate_device, job.reference_device);
     req.argv = wrapper;
-    if (job.candidate_device == backend::python::worker_device) {
-        // Python libraries are manifests; the worker (<python> -m kloop_worker) speaks the same
-        // job and event protocol (backend/python/python_worker.hpp, docs/python.md).
-        auto py = backend::python::worker_command_for(job.candidate_lib, job_path, events_path);
-        req.argv.insert(req.argv.end(), py.argv.begin(), py.argv.end());
-        req.env_overrides = std::move(py.env);
-        // [python] device = "cpu": the worker limits itself, and the hosts it forks, at its start.
-        if (!py.may_use_torch && max_memory_bytes > 0)
-            req.env_overrides.emplace_back("KLOOP_MEMORY_LIMIT_BYTES", std::to_string(max_memory_bytes));
-        if (wrapper.empty()) backend::python::route_through_fork_server(req, py.worker_dir, py.may_use_torch);
-    } else {
-        for (auto a : {platform::sibling_tool(tool).string(), std::string("--job"), job_path.string(),
-                       std::string("--events"), events_path.string()})
-            req.argv.push_back(std::move(a));
-        if (tool == "kloop-runner" && wrapper.empty()) req.memory_limit_bytes = max_memory_bytes;
-    }
+    be.launch(req, backend::launch_inputs{job, job_path, events_path, !wrapper.empty(), max_memory_bytes});
     req.cwd = scratch_dir;
     req.timeout_s = timeout_s;
     req.stdout_file = stdout_log;

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.hpp"
 #include "platform/subprocess.hpp"
 #include "runner/job.hpp"
 
@@ -44,6 +45,7 @@ struct runner_session {
 // follows its own start event and comes once per id. Forged or replayed lines break one of these.
 [[nodiscard]] std::string find_inconsistency(const std::vector<nlohmann::json>& events);
 
+// `be`: the op's backend, which says how its runner starts (backend/backend.hpp's launch).
 // `wrapper`: argv words put before the runner's own (the profile phase runs it under ncu; empty
 // otherwise); the runner's output then also holds the wrapper's, and both go to the logs.
 // `max_output_bytes`: what each of the two logs keeps (evaluation_options::max_output_bytes).
@@ -51,7 +53,7 @@ struct runner_session {
 // candidate host it starts, each; a Python worker of `[python] device = "cpu"` sets it on itself
 // before it forks its hosts, from KLOOP_MEMORY_LIMIT_BYTES), evaluation_options::max_memory_bytes.
 // A CUDA runner, whose driver maps device memory into it, and a GPU Python worker are not limited.
-[[nodiscard]] runner_session run_runner(const runner::job& job, const std::filesystem::path& scratch_dir,
+[[nodiscard]] runner_session run_runner(const backend::op_backend& be, const runner::job& job, const std::filesystem::path& scratch_dir,
                                         double timeout_s, platform::command_runner_base& commands,
                                         const std::vector<std::string>& wrapper, std::size_t max_output_bytes,
                                         std::size_t max_memory_bytes = 0);

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "eval/ab_evaluation.hpp"
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 #include "measure/ab_comparison.hpp"
 
 namespace kloop::loop {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "eval/ab_evaluation.hpp"
-#include "eval/evaluation_options.hpp"
+#include "eval/record/evaluation_options.hpp"
 #include "loop/iteration_record.hpp"
 #include "loop/strategy_memory.hpp"
 #include "measure/ab_comparison.hpp"

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/evaluation.hpp"
-#include "eval/evaluation_options.hpp"
+#include "eval/record/evaluation.hpp"
+#include "eval/record/evaluation_options.hpp"
 #include "loop/version_profile.hpp"
 #include "platform/subprocess.hpp"
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "eval/ab_evaluation.hpp"
-#include "eval/evaluation_options.hpp"
+#include "eval/record/evaluation_options.hpp"
 #include "loop/iteration_record.hpp"
 #include "loop/version_profile.hpp"
 #include "loop/loop_status.hpp"

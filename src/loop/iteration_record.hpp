@@ -27,7 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/ab_evaluation.hpp"
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 #include "loop/classification.hpp"
 #include "measure/ab_comparison.hpp"
 #include "measure/statistics.hpp"

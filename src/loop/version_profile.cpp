@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backend/backend.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/profile_step.hpp"
@@ -19,10 +20,9 @@ std::string profile_version(iteration_record& r, const spec::op_spec& spec, cons
     r.suspect = false;
     r.suspect_reasons.clear();
     r.profile_bound.clear();
-    if (spec.backend != spec::backend_kind::cuda || spec.blackbox) {
+    if (const auto why = backend::backend_for(spec).profile_unavailable(spec); !why.empty()) {
         r.profile_status = "n/a";
-        r.profile_note = spec.blackbox ? "a black-box op: kloop runs its commands, not its kernels, so it cannot profile them"
-                                       : "not a CUDA op: Nsight Compute profiles CUDA kernels";
+        r.profile_note = why;
         return "";
     }
     if (!profile.enabled) {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/evaluation.hpp"
-#include "eval/evaluation_options.hpp"
+#include "eval/record/evaluation.hpp"
+#include "eval/record/evaluation_options.hpp"
 #include "eval/profile_capture.hpp"
 #include "loop/iteration_record.hpp"
 #include "platform/subprocess.hpp"

@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/ab_evaluation.hpp"
+#include "eval/record/ab_result.hpp"
 
 namespace kloop::report {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "eval/ab_evaluation.hpp"
+#include "eval/record/ab_result.hpp"
 
 namespace kloop::report {
 

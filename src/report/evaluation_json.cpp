@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "blackbox/blackbox_report.hpp"
+#include "report/repository_run_report.hpp"
 #include "check/tolerance_judge.hpp"
 
 #include "core/json_number.hpp"
@@ -160,7 +160,7 @@ json to_json(const eval::evaluation& e) {
             {"integrity", integrity},
             {"isolation", e.isolation},
             {"confined", e.is_confined()}};
-    if (e.blackbox) j["blackbox"] = blackbox::to_json(*e.blackbox);  // docs/blackbox.md, "Record"
+    if (e.repository) j["blackbox"] = repository_run_json(*e.repository);  // docs/blackbox.md, "Record"
     return j;
 }
 

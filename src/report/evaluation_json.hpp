@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 
 namespace kloop::report {
 

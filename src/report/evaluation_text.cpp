@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "blackbox/blackbox_report.hpp"
+#include "report/repository_run_report.hpp"
 
 namespace kloop::report {
 
@@ -33,7 +33,7 @@ std::string environment_line(const eval::environment_info& env) {
 }
 
 std::string to_text(const eval::evaluation& e) {
-    if (e.blackbox) return blackbox::to_text(e);  // the black-box variant (src/blackbox/blackbox_report)
+    if (e.repository) return repository_run_text(e);  // an op that lives in a repository (report/repository_run_report)
     std::string out;
     out += fmt::format("kloop verify {} | candidate {}\n", e.op, e.candidate);
     out += environment_line(e.env) + "\n";

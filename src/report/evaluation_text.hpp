@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 
 namespace kloop::report {
 

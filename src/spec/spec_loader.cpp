@@ -23,7 +23,7 @@
 
 #include <toml++/toml.h>
 
-#include "blackbox/gate_env.hpp"
+#include "spec/env_patterns.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 #include "spec/held_out.hpp"
@@ -410,7 +410,7 @@ private:
         std::vector<std::string> out;
         const auto names = read_string_list(n, field);
         for (std::size_t i = 0; i < names.size(); ++i) {
-            if (!blackbox::is_env_pattern(names[i].first))
+            if (!is_env_pattern(names[i].first))
                 fail(names[i].second, index(field, i),
                      "'" + names[i].first + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*, optionally ending in '*')");
             out.push_back(names[i].first);
@@ -475,7 +475,7 @@ private:
         const toml::table& gate = require_table(root, 0, "", "gate", "table [gate] (command) in black-box mode");
         check_keys(gate, "gate", {"command", "cwd", "env", "pass_env", "timeout", "refuse_env"});
         if (const toml::node* r = find(gate, "refuse_env")) bb.refuse_env = read_env_patterns(*r, "gate.refuse_env");
-        std::vector<std::string> refused = blackbox::builtin_refused_env();
+        std::vector<std::string> refused = builtin_refused_env();
         refused.insert(refused.end(), bb.refuse_env.begin(), bb.refuse_env.end());
         bb.gate = read_command(gate, "gate", bb.root, refused);
 
@@ -548,9 +548,9 @@ private:
             for (auto [k, v] : in_file_order(*env->as_table())) {
                 const std::string name(k->str());
                 const std::string field = join(ew, name);
-                if (!blackbox::is_env_pattern(name) || name.back() == '*')
+                if (!is_env_pattern(name) || name.back() == '*')
                     fail(line_of(*k), field, "'" + name + "' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
-                if (const auto p = blackbox::matching_pattern(refused, name); !p.empty())
+                if (const auto p = matching_pattern(refused, name); !p.empty())
                     fail(line_of(*k), field,
                          "'" + name + "' weakens the gate (refused pattern '" + p +
                              "'): kloop runs black-box gates only at full strength");
@@ -564,7 +564,7 @@ private:
             c.pass_env = read_env_patterns(*pe, pw);
             for (std::size_t i = 0; i < c.pass_env.size(); ++i)
                 for (const auto& r : refused)
-                    if (blackbox::env_pattern_matches(r, c.pass_env[i]) || blackbox::env_pattern_matches(c.pass_env[i], r))
+                    if (env_pattern_matches(r, c.pass_env[i]) || env_pattern_matches(c.pass_env[i], r))
                         fail(line_of(*pe->as_array()->get(i)), index(pw, i),
                              "'" + c.pass_env[i] + "' would pass the refused variable(s) '" + r + "' to the command");
         }

@@ -5,7 +5,7 @@
 
 # kloop verify / compare end to end on tests/fixtures/python_numpy (numpy only, no GPU).
 add_executable(kloop.test.integration.python python_worker_test.cpp python_fork_server_test.cpp)
-target_link_libraries(kloop.test.integration.python PRIVATE kloop::core GTest::gtest GTest::gmock kloop_warnings)
+target_link_libraries(kloop.test.integration.python PRIVATE kloop::library GTest::gtest GTest::gmock kloop_warnings)
 target_include_directories(kloop.test.integration.python PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 target_compile_definitions(kloop.test.integration.python PRIVATE
   KLOOP_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -17,7 +17,7 @@
 #include "backend/cuda/cuda_check.hpp"
 #include "backend/cuda/device_kernels.cuh"
 #include "backend/cuda/nvml_loader.hpp"
-#include "eval/graph_replay_rule.hpp"
+#include "measure/graph_replay_rule.hpp"
 
 namespace kloop::backend::cuda {
 
@@ -520,7 +520,7 @@ json cuda_executor::do_extra_timing(runner::entry_fn f, const std::vector<const 
     }
     // Every call must be in the graph: at least one kernel node per captured call. A call that
     // enqueued nothing, or put its work on another stream (which ran once, during the capture),
-    // would otherwise get the replay time of an empty graph (eval/graph_replay_rule.hpp).
+    // would otherwise get the replay time of an empty graph (measure/graph_replay_rule.hpp).
     const long long kernel_nodes = count_kernel_nodes(graph);
     if (kernel_nodes < 0) {
         (void)cudaGraphDestroy(graph);
@@ -551,7 +551,7 @@ json cuda_executor::do_extra_timing(runner::entry_fn f, const std::vector<const 
 
     // One more replay into poisoned outputs: every float output element of every input set must
     // be rewritten by it (the graph calls each set at least once: n is a multiple of k).
-    eval::graph_replay_facts facts;
+    measure::graph_replay_facts facts;
     facts.calls = n;
     facts.kernel_nodes = static_cast<std::uint64_t>(kernel_nodes);
     facts.per_call_s = median_of(per_call);
@@ -587,7 +587,7 @@ json cuda_executor::do_extra_timing(runner::entry_fn f, const std::vector<const 
     facts.outputs_checked = true;
 
     json out = {{"graph_calls", n}, {"graph_kernel_nodes", kernel_nodes}, {"graph_replays", k_replays}};
-    if (const std::string why = eval::graph_replay_refusal(facts); !why.empty()) {
+    if (const std::string why = measure::graph_replay_refusal(facts); !why.empty()) {
         out["graph_replay_error"] = why;
         return out;
     }

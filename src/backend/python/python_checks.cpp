@@ -10,14 +10,14 @@ namespace kloop::backend::python {
 
 using nlohmann::json;
 
-python_check source_screen_check(const std::filesystem::path& candidate_manifest) {
-    python_check c{"python_source_screen", "pass", "no import or call the screen flags"};
+eval::integrity_check source_screen_check(const std::filesystem::path& candidate_manifest) {
+    eval::integrity_check c{"python_source_screen", eval::check_status::pass, "no import or call the screen flags"};
     json findings;
     try {
         findings = read_manifest(candidate_manifest).probe.value("screen", json::array());
     } catch (const usage_error& e) {
         // A manifest kloop wrote and cannot read is not one it can vouch for.
-        return {"python_source_screen", "fail", e.what()};
+        return {"python_source_screen", eval::check_status::fail, e.what()};
     }
     if (!findings.is_array() || findings.empty()) return c;
     std::string detail;
@@ -28,7 +28,7 @@ python_check source_screen_check(const std::filesystem::path& candidate_manifest
         detail += fmt::format("{}{} {}: {} (line {})", detail.empty() ? "" : "; ", sev, f.value("rule", "?"),
                               f.value("what", "?"), f.value("line", 0));
     }
-    c.status = fail ? "fail" : "warn";
+    c.status = fail ? eval::check_status::fail : eval::check_status::warn;
     c.detail = detail;
     return c;
 }
@@ -66,7 +66,7 @@ std::string describe_change(const json& list, const json& event) {
 
 }  // namespace
 
-python_check numeric_flags_check(const std::vector<const std::vector<json>*>& sessions) {
+eval::integrity_check numeric_flags_check(const std::vector<const std::vector<json>*>& sessions) {
     bool held = false;
     std::string held_list;
     int calls = 0;
@@ -85,13 +85,13 @@ python_check numeric_flags_check(const std::vector<const std::vector<json>*>& se
             }
             if (kind == "case_result" || kind == "bench_result" || kind == "ab_result") {
                 ++calls;
-                if (const json* c = find_change(e)) return {"numeric_flags_unchanged", "fail", describe_change(*c, e)};
+                if (const json* c = find_change(e)) return {"numeric_flags_unchanged", eval::check_status::fail, describe_change(*c, e)};
             }
         }
     }
-    if (!held) return {"numeric_flags_unchanged", "skipped", "numpy tensors: no global numeric flags to hold"};
-    if (calls == 0) return {"numeric_flags_unchanged", "skipped", "no candidate call reported"};
-    return {"numeric_flags_unchanged", "pass", "unchanged after every candidate call: " + held_list};
+    if (!held) return {"numeric_flags_unchanged", eval::check_status::skipped, "numpy tensors: no global numeric flags to hold"};
+    if (calls == 0) return {"numeric_flags_unchanged", eval::check_status::skipped, "no candidate call reported"};
+    return {"numeric_flags_unchanged", eval::check_status::pass, "unchanged after every candidate call: " + held_list};
 }
 
 }  // namespace kloop::backend::python

@@ -1,7 +1,7 @@
 // kloop backend/python: the integrity checks only a Python candidate has.
 //
 // Responsibility: turn what the probe and the worker reported into named checks, which the
-// evaluator appends to the others (docs/python.md, docs/correctness.md):
+// backend (python_backend) adds to the pipeline's (docs/python.md, docs/correctness.md):
 //
 //   python_source_screen     the static screen of the candidate's source (the probe's "screen"
 //                            findings, python/kloop_worker/screen.py): fail for native code
@@ -13,8 +13,7 @@
 //                            reductions, default dtype) after every candidate call of the gate
 //                            and the bench: any change fails. Skipped with numpy tensors.
 //
-// Host-only, no I/O beyond reading the manifest; the statuses are the strings of
-// eval::check_status ("pass", "warn", "fail", "skipped").
+// Host-only, no I/O beyond reading the manifest.
 #pragma once
 
 #include <filesystem>
@@ -23,21 +22,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/record/evaluation.hpp"
+
 namespace kloop::backend::python {
 
-struct python_check {
-    std::string name;
-    std::string status;  // "pass" | "warn" | "fail" | "skipped"
-    std::string detail;
-};
-
 // From the candidate's manifest (the library path of its build record).
-[[nodiscard]] python_check source_screen_check(const std::filesystem::path& candidate_manifest);
+[[nodiscard]] eval::integrity_check source_screen_check(const std::filesystem::path& candidate_manifest);
 
 // From the worker's events: the start event says which flags were held ("worker".numeric_flags,
 // null with numpy tensors); case_result / same_address_recheck / bench_result / checks /
 // ab_result carry "numeric_flags_changed" when a call changed one. Several sessions' events
 // (gate, bench) may be passed together.
-[[nodiscard]] python_check numeric_flags_check(const std::vector<const std::vector<nlohmann::json>*>& sessions);
+[[nodiscard]] eval::integrity_check numeric_flags_check(const std::vector<const std::vector<nlohmann::json>*>& sessions);
 
 }  // namespace kloop::backend::python

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "blackbox/blackbox_evaluation.hpp"
+#include "backend/blackbox/blackbox_evaluation.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 #include "report/evaluation_json.hpp"
@@ -112,7 +112,7 @@ protected:
     }
 
     eval::evaluation run(eval::evaluation_options o = {}) {
-        return blackbox::evaluate(eval::evaluation_context{*m_spec, m_candidate, o, m_runner, m_dir.path() / "cache", m_scratch});
+        return backend::blackbox::evaluate(eval::evaluation_context{*m_spec, m_candidate, o, m_runner, m_dir.path() / "cache", m_scratch});
     }
 };
 
@@ -130,9 +130,9 @@ TEST_F(BlackboxEvaluationTest, GreenGateThenBenchWithKloopsStatistics) {
     EXPECT_EQ(ev.status, eval::disposition::passed) << ev.reason;
     EXPECT_TRUE(ev.gate.pass);
     EXPECT_FALSE(ev.gate.partial);
-    ASSERT_TRUE(ev.blackbox);
-    ASSERT_EQ(ev.blackbox->gate.size(), 1u);
-    EXPECT_EQ(ev.blackbox->gate[0].summary.passed, 4);
+    ASSERT_TRUE(ev.repository);
+    ASSERT_EQ(ev.repository->gate.size(), 1u);
+    EXPECT_EQ(ev.repository->gate[0].summary.passed, 4);
     ASSERT_TRUE(ev.bench.ran);
     EXPECT_TRUE(ev.bench.ok);
     ASSERT_EQ(ev.bench.shapes.size(), 2u);
@@ -142,7 +142,7 @@ TEST_F(BlackboxEvaluationTest, GreenGateThenBenchWithKloopsStatistics) {
     ASSERT_TRUE(ev.bench.shapes[1].stats_s);
     EXPECT_NEAR(ev.bench.shapes[1].stats_s->median, 5e-3, 1e-9);
     EXPECT_EQ(ev.bench.shapes[1].bytes, 1000.0);
-    EXPECT_EQ(ev.blackbox->bench.size(), 2u);
+    EXPECT_EQ(ev.repository->bench.size(), 2u);
     // The record's wall times: the gate command's, and the bench rounds' together.
     EXPECT_DOUBLE_EQ(ev.gate.wall_s, 0.25);
     EXPECT_DOUBLE_EQ(ev.bench.wall_s, 0.5);
@@ -322,7 +322,7 @@ TEST_F(BlackboxEvaluationTest, AbInterleavesTheSidesAndComparesTheirSamples) {
         return who == "base\n" ? scripted{0, bench_json(2.0, 10.0), ""} : scripted{0, bench_json(1.0, 5.0), ""};
     };
     eval::ab_context ctx{*m_spec, m_dir.path() / "base.py", m_candidate, {}, {}, m_runner, m_dir.path() / "cache", m_scratch};
-    const auto ab = blackbox::compare(ctx);
+    const auto ab = backend::blackbox::compare(ctx);
     ASSERT_TRUE(ab.timed);
     EXPECT_TRUE(ab.ok) << ab.reason;
     const std::vector<std::string> abba = {"B", "C", "C", "B"};
@@ -333,8 +333,8 @@ TEST_F(BlackboxEvaluationTest, AbInterleavesTheSidesAndComparesTheirSamples) {
     EXPECT_EQ(ab.shapes[0].base_samples_s.size(), 6u);
     ASSERT_TRUE(ab.overall);
     EXPECT_EQ(ab.overall->verdict, measure::ab_verdict::faster);
-    EXPECT_EQ(ab.candidate.blackbox->bench.size(), 2u);
-    EXPECT_EQ(ab.base.blackbox->bench.size(), 2u);
+    EXPECT_EQ(ab.candidate.repository->bench.size(), 2u);
+    EXPECT_EQ(ab.base.repository->bench.size(), 2u);
 }
 
 TEST_F(BlackboxEvaluationTest, AbNeverTimesARedGate) {
@@ -349,7 +349,7 @@ TEST_F(BlackboxEvaluationTest, AbNeverTimesARedGate) {
                                                                  : scripted{1, "1 failed, 3 passed in 0.1s\n", ""};
     };
     eval::ab_context ctx{*m_spec, m_dir.path() / "base.py", m_candidate, {}, {}, m_runner, m_dir.path() / "cache", m_scratch};
-    const auto ab = blackbox::compare(ctx);
+    const auto ab = backend::blackbox::compare(ctx);
     EXPECT_FALSE(ab.timed);
     EXPECT_FALSE(ab.overall);
     EXPECT_EQ(bench_runs, 0);
@@ -358,7 +358,7 @@ TEST_F(BlackboxEvaluationTest, AbNeverTimesARedGate) {
 
 TEST(BenchOutputTest, ParsesTheLastJsonLine) {
     const std::vector<spec::blackbox_bench_shape> want = {{"bench", "a", 1}, {"fwd", "b", 2}};
-    const auto got = blackbox::parse_bench_output(
+    const auto got = backend::blackbox::parse_bench_output(
         "{\"shapes\": []}\nnoise\n{\"shapes\": [{\"name\": \"a\", \"samples_ms\": [1, 2]}, {\"mode\": \"fwd\", \"name\": \"b\", "
         "\"samples_ms\": [0.5], \"flops\": 10}]}\n",
         want);
@@ -383,7 +383,7 @@ TEST(BenchOutputTest, RejectsBadOutputsWithAReason) {
     };
     for (const auto& [text, words] : bad) {
         try {
-            (void)blackbox::parse_bench_output(text, want);
+            (void)backend::blackbox::parse_bench_output(text, want);
             ADD_FAILURE() << "accepted: " << text;
         } catch (const std::invalid_argument& e) {
             EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();

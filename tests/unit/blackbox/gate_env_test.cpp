@@ -4,17 +4,17 @@
 
 #include <algorithm>
 
-#include "blackbox/gate_env.hpp"
+#include "backend/blackbox/gate_env.hpp"
 #include "core/error.hpp"
 
-using namespace kloop::blackbox;
+using namespace kloop::backend::blackbox;
 
 namespace {
 
 env_sources sources(env_list kloop_env, env_list spec_env = {}, std::vector<std::string> extra_refused = {}) {
     env_sources s;
     s.kloop_env = std::move(kloop_env);
-    s.refused = builtin_refused_env();
+    s.refused = kloop::spec::builtin_refused_env();
     s.refused.insert(s.refused.end(), extra_refused.begin(), extra_refused.end());
     s.spec_env = std::move(spec_env);
     s.kloop_set = {{"PYTHONDONTWRITEBYTECODE", "1"}};
@@ -32,24 +32,24 @@ std::string refusal_message(const env_sources& s) {
 }
 
 TEST(GateEnvTest, PatternsMatchExactNamesAndPrefixes) {
-    EXPECT_TRUE(env_pattern_matches("FLA_CI_ENV", "FLA_CI_ENV"));
-    EXPECT_FALSE(env_pattern_matches("FLA_CI_ENV", "FLA_CI_ENV2"));
-    EXPECT_TRUE(env_pattern_matches("SKIP_TEST_*", "SKIP_TEST_FOO"));
-    EXPECT_TRUE(env_pattern_matches("SKIP_TEST_*", "SKIP_TEST_"));
-    EXPECT_FALSE(env_pattern_matches("SKIP_TEST_*", "SKIP_TESTS"));
-    EXPECT_EQ(matching_pattern(builtin_refused_env(), "SKIP_TEST_LARGE"), "SKIP_TEST_*");
-    EXPECT_EQ(matching_pattern(builtin_refused_env(), "HOME"), "");
+    EXPECT_TRUE(kloop::spec::env_pattern_matches("FLA_CI_ENV", "FLA_CI_ENV"));
+    EXPECT_FALSE(kloop::spec::env_pattern_matches("FLA_CI_ENV", "FLA_CI_ENV2"));
+    EXPECT_TRUE(kloop::spec::env_pattern_matches("SKIP_TEST_*", "SKIP_TEST_FOO"));
+    EXPECT_TRUE(kloop::spec::env_pattern_matches("SKIP_TEST_*", "SKIP_TEST_"));
+    EXPECT_FALSE(kloop::spec::env_pattern_matches("SKIP_TEST_*", "SKIP_TESTS"));
+    EXPECT_EQ(kloop::spec::matching_pattern(kloop::spec::builtin_refused_env(), "SKIP_TEST_LARGE"), "SKIP_TEST_*");
+    EXPECT_EQ(kloop::spec::matching_pattern(kloop::spec::builtin_refused_env(), "HOME"), "");
 }
 
 TEST(GateEnvTest, PatternSyntax) {
-    EXPECT_TRUE(is_env_pattern("FLA_CI_ENV"));
-    EXPECT_TRUE(is_env_pattern("SKIP_*"));
-    EXPECT_TRUE(is_env_pattern("_x1"));
-    EXPECT_FALSE(is_env_pattern("*"));
-    EXPECT_FALSE(is_env_pattern(""));
-    EXPECT_FALSE(is_env_pattern("1ABC"));
-    EXPECT_FALSE(is_env_pattern("A-B"));
-    EXPECT_FALSE(is_env_pattern("A*B"));
+    EXPECT_TRUE(kloop::spec::is_env_pattern("FLA_CI_ENV"));
+    EXPECT_TRUE(kloop::spec::is_env_pattern("SKIP_*"));
+    EXPECT_TRUE(kloop::spec::is_env_pattern("_x1"));
+    EXPECT_FALSE(kloop::spec::is_env_pattern("*"));
+    EXPECT_FALSE(kloop::spec::is_env_pattern(""));
+    EXPECT_FALSE(kloop::spec::is_env_pattern("1ABC"));
+    EXPECT_FALSE(kloop::spec::is_env_pattern("A-B"));
+    EXPECT_FALSE(kloop::spec::is_env_pattern("A*B"));
 }
 
 TEST(GateEnvTest, FlaCiEnvInKloopsEnvironmentIsRefusedByName) {

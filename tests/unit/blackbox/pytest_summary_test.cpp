@@ -2,12 +2,12 @@
 // in real-looking outputs (-q and default verbosity, colours, warnings, failures, plugins).
 #include <gtest/gtest.h>
 
-#include "blackbox/pytest_summary.hpp"
+#include "backend/blackbox/pytest_summary.hpp"
 
-using kloop::blackbox::describe_pytest_exit;
-using kloop::blackbox::parse_pytest_output;
-using kloop::blackbox::parse_summary_line;
-using kloop::blackbox::strip_ansi;
+using kloop::backend::blackbox::describe_pytest_exit;
+using kloop::backend::blackbox::parse_pytest_output;
+using kloop::backend::blackbox::parse_summary_line;
+using kloop::backend::blackbox::strip_ansi;
 
 namespace {
 
@@ -204,7 +204,7 @@ TEST(PytestSummaryTest, ManyFailuresAreCappedButCounted) {
     out += "70 failed in 1.0s\n";
     const auto s = parse_pytest_output(out);
     EXPECT_EQ(s.failed, 70);
-    EXPECT_EQ(s.failures.size(), kloop::blackbox::max_reported_failures);
+    EXPECT_EQ(s.failures.size(), kloop::backend::blackbox::max_reported_failures);
     EXPECT_EQ(s.failures_total, 70);
 }
 

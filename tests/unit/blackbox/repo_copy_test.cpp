@@ -4,12 +4,12 @@
 
 #include <filesystem>
 
-#include "blackbox/repo_copy.hpp"
+#include "backend/blackbox/repo_copy.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 
 namespace fs = std::filesystem;
-using namespace kloop::blackbox;
+using namespace kloop::backend::blackbox;
 using kloop::platform::read_file;
 using kloop::platform::scoped_temp_dir;
 using kloop::platform::write_file_atomic;

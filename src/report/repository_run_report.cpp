@@ -1,11 +1,11 @@
-// kloop blackbox: text and JSON of a black-box evaluation (see blackbox_report.hpp).
-#include "blackbox/blackbox_report.hpp"
+// kloop report: text and JSON of a repository run (see repository_run_report.hpp).
+#include "report/repository_run_report.hpp"
 
 #include <fmt/format.h>
 
 #include "report/evaluation_text.hpp"
 
-namespace kloop::blackbox {
+namespace kloop::report {
 
 using nlohmann::json;
 
@@ -36,7 +36,7 @@ std::string last_lines(const std::string& text, std::size_t n) {
     return out;
 }
 
-json command_json(const command_run& r) {
+json command_json(const eval::command_run& r) {
     json env = json::object();
     for (const auto& [k, v] : r.env) env[k] = v;
     return {{"argv", r.argv},         {"cwd", r.cwd},
@@ -48,7 +48,7 @@ json command_json(const command_run& r) {
             {"stderr_tail", r.stderr_tail}, {"log_stem", r.log_stem}};
 }
 
-json summary_json(const pytest_summary& s) {
+json summary_json(const eval::pytest_summary& s) {
     json failures = json::array();
     for (const auto& f : s.failures) failures.push_back({{"kind", f.kind}, {"node_id", f.node_id}, {"message", f.message}});
     json other = json::object();
@@ -73,7 +73,7 @@ json summary_json(const pytest_summary& s) {
 
 }  // namespace
 
-json to_json(const blackbox_record& r) {
+json repository_run_json(const eval::repository_run& r) {
     json gate = json::array();
     for (const auto& g : r.gate) {
         json j = command_json(g.run);
@@ -97,11 +97,11 @@ json to_json(const blackbox_record& r) {
             {"frozen", r.frozen},       {"refused_env", r.refused_env}, {"gate", gate},    {"bench", bench}};
 }
 
-std::string to_text(const eval::evaluation& e) {
-    const blackbox_record& r = *e.blackbox;
+std::string repository_run_text(const eval::evaluation& e) {
+    const eval::repository_run& r = *e.repository;
     std::string out;
     out += fmt::format("kloop verify {} (black box) | candidate {}\n", e.op, e.candidate);
-    out += report::environment_line(e.env) + "\n";
+    out += environment_line(e.env) + "\n";
     out += fmt::format("repo: {} | target {} (the candidate is placed in a temporary copy, {} files; the repository is "
                        "never written)\n",
                        r.repo_root, r.target, r.copied_files);
@@ -168,4 +168,4 @@ std::string to_text(const eval::evaluation& e) {
     return out;
 }
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::report

@@ -1,5 +1,5 @@
 // kloop eval: names of the evaluation enums.
-#include "eval/evaluation.hpp"
+#include "eval/record/evaluation.hpp"
 
 namespace kloop::eval {
 

@@ -1,4 +1,4 @@
-// kloop eval: the in-memory result of evaluating one candidate (build, gate, bench).
+// kloop eval/record: the in-memory result of evaluating one candidate (build, gate, bench).
 //
 // Responsibility: the one result model every printer formats (report/) and the loop records.
 // A candidate's fate is data here — disposition plus a reason — never an exception.
@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "blackbox/blackbox_record.hpp"
+#include "eval/record/repository_run.hpp"
 #include "check/census_rules.hpp"
 #include "check/comparison.hpp"
 #include "measure/statistics.hpp"
@@ -162,9 +162,9 @@ struct evaluation {
     std::vector<integrity_check> integrity;
     environment_info env;
     std::vector<std::string> command_line;
-    // Black-box ops only (src/blackbox): the commands run, their exit status, the parsed pytest
-    // summary, the environment. Empty for native ops.
-    std::optional<blackbox::blackbox_record> blackbox;
+    // Ops that live in a repository (black-box ops, backend/blackbox): the commands run, their
+    // exit status, the parsed pytest summary, the environment. Empty for native ops.
+    std::optional<repository_run> repository;
     // The kernels CUPTI saw in the gate's checked calls, per mode (names as CUPTI gives them:
     // mangled for C++), in first-seen order — the kernel filter of `kloop profile`.
     std::map<std::string, std::vector<std::string>> census_kernels;

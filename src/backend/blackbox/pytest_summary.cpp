@@ -1,12 +1,12 @@
-// kloop blackbox: pytest's summary line → counts (see pytest_summary.hpp).
-#include "blackbox/pytest_summary.hpp"
+// kloop backend/blackbox: pytest's summary line → counts (see pytest_summary.hpp).
+#include "backend/blackbox/pytest_summary.hpp"
 
 #include <cctype>
 #include <regex>
 
 #include "core/text.hpp"
 
-namespace kloop::blackbox {
+namespace kloop::backend::blackbox {
 
 namespace {
 
@@ -130,27 +130,6 @@ pytest_summary parse_pytest_output(std::string_view output) {
     return s;
 }
 
-std::string pytest_summary::describe() const {
-    if (!found) return "no pytest summary line";
-    std::string out;
-    auto add = [&](int n, const char* one, const char* many) {
-        if (n == 0) return;
-        out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + (n == 1 ? one : many);
-    };
-    add(failed, "failed", "failed");
-    add(passed, "passed", "passed");
-    add(skipped, "skipped", "skipped");
-    add(deselected, "deselected", "deselected");
-    add(xfailed, "xfailed", "xfailed");
-    add(xpassed, "xpassed", "xpassed");
-    add(warnings, "warning", "warnings");
-    add(errors, "error", "errors");
-    add(rerun, "rerun", "rerun");
-    for (const auto& [word, n] : other) add(n, word.c_str(), word.c_str());
-    if (no_tests_ran) out = out.empty() ? "no tests ran" : "no tests ran, " + out;
-    return out.empty() ? "no counts" : out;
-}
-
 std::string describe_pytest_exit(int exit_code) {
     switch (exit_code) {
         case 0: return "exit 0 (all selected tests passed)";
@@ -163,4 +142,4 @@ std::string describe_pytest_exit(int exit_code) {
     }
 }
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

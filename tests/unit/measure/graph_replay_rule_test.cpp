@@ -1,12 +1,12 @@
-// Unit under test: eval/graph_replay_rule — when the CUDA executor may report a graph replay
+// Unit under test: measure/graph_replay_rule — when the CUDA executor may report a graph replay
 // figure, from the facts it gathers (kernel nodes, replay and eager times, poisoned outputs).
 #include <gtest/gtest.h>
 
-#include "eval/graph_replay_rule.hpp"
+#include "measure/graph_replay_rule.hpp"
 
 namespace {
 
-namespace ev = kloop::eval;
+namespace ev = kloop::measure;
 
 // 100 calls, one kernel each, 2 µs per call replayed against a 5 µs eager median, outputs rewritten.
 ev::graph_replay_facts honest() {

@@ -1,5 +1,5 @@
-// kloop blackbox: refusal of gate-weakening variables and the clean child environment.
-#include "blackbox/gate_env.hpp"
+// kloop backend/blackbox: refusal of gate-weakening variables and the clean child environment.
+#include "backend/blackbox/gate_env.hpp"
 
 #include <algorithm>
 #include <set>
@@ -8,12 +8,7 @@
 
 extern char** environ;
 
-namespace kloop::blackbox {
-
-const std::vector<std::string>& builtin_refused_env() {
-    static const std::vector<std::string> v = {"FLA_CI_ENV", "SKIP_TEST_*", "PYTEST_ADDOPTS"};
-    return v;
-}
+namespace kloop::backend::blackbox {
 
 const std::vector<std::string>& default_pass_env() {
     static const std::vector<std::string> v = {
@@ -23,28 +18,6 @@ const std::vector<std::string>& default_pass_env() {
         "LD_LIBRARY_PATH", "CUDA_HOME",  "CUDA_PATH",      "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
         "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "TRITON_CACHE_DIR", "XDG_CACHE_HOME"};
     return v;
-}
-
-bool env_pattern_matches(std::string_view pattern, std::string_view name) {
-    if (!pattern.empty() && pattern.back() == '*') {
-        pattern.remove_suffix(1);
-        return name.substr(0, pattern.size()) == pattern;
-    }
-    return pattern == name;
-}
-
-std::string matching_pattern(const std::vector<std::string>& patterns, std::string_view name) {
-    for (const auto& p : patterns)
-        if (env_pattern_matches(p, name)) return p;
-    return {};
-}
-
-bool is_env_pattern(std::string_view p) {
-    if (!p.empty() && p.back() == '*') p.remove_suffix(1);
-    if (p.empty()) return false;
-    auto start = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-    if (!start(p.front())) return false;
-    return std::all_of(p.begin(), p.end(), [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
 }
 
 env_list current_environment() {
@@ -66,14 +39,14 @@ void refuse_weakening_env(const env_sources& src, std::string_view spec_file) {
         return std::string("the spec lists it in [gate] refuse_env");
     };
     for (const auto& [name, value] : src.kloop_env) {
-        const auto p = matching_pattern(src.refused, name);
+        const auto p = spec::matching_pattern(src.refused, name);
         if (p.empty()) continue;
         throw usage_error("environment variable '" + name + "' is set (to '" + value + "') in kloop's environment: " +
                           why(p) + " (refused pattern '" + p + "'). Unset it (`unset " + name +
                           "`) and run again: the black-box gate runs only at full strength");
     }
     for (const auto& [name, value] : src.spec_env) {
-        const auto p = matching_pattern(src.refused, name);
+        const auto p = spec::matching_pattern(src.refused, name);
         if (p.empty()) continue;
         throw usage_error("environment variable '" + name + "' is set (to '" + value + "') by the spec '" +
                           std::string(spec_file) + "': " + why(p) + " (refused pattern '" + p +
@@ -93,7 +66,7 @@ clean_env make_clean_env(const env_sources& src, std::string_view spec_file) {
         else it->second = value;
     };
     for (const auto& [name, value] : src.kloop_env)
-        if (!matching_pattern(pass, name).empty() && matching_pattern(src.refused, name).empty()) {
+        if (!spec::matching_pattern(pass, name).empty() && spec::matching_pattern(src.refused, name).empty()) {
             set(name, value);
             out.inherited.push_back(name);
         }
@@ -140,4 +113,4 @@ std::vector<std::string> argv_with_env(const clean_env& env, const std::vector<s
     return out;
 }
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

@@ -1,4 +1,4 @@
-// kloop blackbox: reading pytest's verdict out of its console output.
+// kloop backend/blackbox: reading pytest's verdict out of its console output.
 //
 // Responsibility: the black-box gate runs a repository's own pytest command and trusts only two
 // facts: the exit status, and pytest's final summary line. This module finds that line in the
@@ -22,38 +22,13 @@
 #include <string_view>
 #include <vector>
 
-namespace kloop::blackbox {
+#include "eval/record/repository_run.hpp"
 
-// One line of pytest's short test summary info.
-struct reported_failure {
-    std::string kind;      // "FAILED" | "ERROR"
-    std::string node_id;   // "tests/test_op.py::test_softplus[0-n64_d256]"
-    std::string message;   // text after " - ", may be empty
-};
+namespace kloop::backend::blackbox {
 
-struct pytest_summary {
-    bool found = false;            // a summary line was found
-    std::string line;              // that line, colour codes stripped, trimmed
-    bool no_tests_ran = false;     // "no tests ran"
-    int passed = 0;
-    int failed = 0;
-    int errors = 0;
-    int skipped = 0;
-    int xfailed = 0;
-    int xpassed = 0;
-    int deselected = 0;
-    int warnings = 0;
-    int rerun = 0;
-    std::map<std::string, int> other;      // words added by plugins ("flaky", ...)
-    std::optional<double> duration_s;
-    std::vector<reported_failure> failures; // at most max_reported_failures, in output order
-    int failures_total = 0;                 // every FAILED/ERROR line seen
-
-    // "3 passed, 1 skipped, 2 warnings" — non-zero counts in pytest's order; "no tests ran".
-    [[nodiscard]] std::string describe() const;
-};
-
-inline constexpr std::size_t max_reported_failures = 50;
+using eval::pytest_summary;
+using eval::reported_failure;
+using eval::max_reported_failures;
 
 // Removes ANSI escape sequences (CSI "ESC [ ... letter", charset "ESC ( B", two-byte "ESC x").
 [[nodiscard]] std::string strip_ansi(std::string_view text);
@@ -68,4 +43,4 @@ inline constexpr std::size_t max_reported_failures = 50;
 // error, 4 usage error, 5 no tests collected. "exit 3 (pytest internal error)".
 [[nodiscard]] std::string describe_pytest_exit(int exit_code);
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

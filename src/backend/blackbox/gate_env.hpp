@@ -1,4 +1,4 @@
-// kloop blackbox: the environment of a black-box gate and bench — refusal and a clean copy.
+// kloop backend/blackbox: the environment of a black-box gate and bench — refusal and a clean copy.
 //
 // Responsibility: a repository's tests often read environment variables that quietly weaken them
 // while pytest still exits 0 — FLA's FLA_CI_ENV=1 shrinks the parametrised shapes, SKIP_TEST_*
@@ -17,12 +17,11 @@
 #include <utility>
 #include <vector>
 
-namespace kloop::blackbox {
+#include "spec/env_patterns.hpp"
+
+namespace kloop::backend::blackbox {
 
 using env_list = std::vector<std::pair<std::string, std::string>>;
-
-// FLA_CI_ENV, SKIP_TEST_*, PYTEST_ADDOPTS.
-[[nodiscard]] const std::vector<std::string>& builtin_refused_env();
 
 // Inherited from kloop's environment when set: PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE,
 // LC_*, TZ, TMPDIR, VIRTUAL_ENV, CONDA_PREFIX, CONDA_DEFAULT_ENV, PYENV_ROOT, PYENV_VERSION,
@@ -31,13 +30,6 @@ using env_list = std::vector<std::pair<std::string, std::string>>;
 // Deliberately not PYTHONPATH: it could import the user's original files instead of the copy
 // the candidate sits in (pass it with `pass_env` if the repository needs it).
 [[nodiscard]] const std::vector<std::string>& default_pass_env();
-
-// true when `name` matches `pattern` (exact, or prefix for a pattern ending in '*').
-[[nodiscard]] bool env_pattern_matches(std::string_view pattern, std::string_view name);
-// The first pattern of `patterns` matching `name`, or "" when none does.
-[[nodiscard]] std::string matching_pattern(const std::vector<std::string>& patterns, std::string_view name);
-// A well-formed pattern: [A-Za-z_][A-Za-z0-9_]* with an optional trailing '*'.
-[[nodiscard]] bool is_env_pattern(std::string_view pattern);
 
 // The process's own environment, in order.
 [[nodiscard]] env_list current_environment();
@@ -72,4 +64,4 @@ struct clean_env {
 // POSIX `env -i` clears the inherited environment; the program is looked up on env's PATH.
 [[nodiscard]] std::vector<std::string> argv_with_env(const clean_env& env, const std::vector<std::string>& argv);
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

@@ -1,5 +1,5 @@
-// kloop blackbox: gate + bench of a black-box op (see blackbox_evaluation.hpp).
-#include "blackbox/blackbox_evaluation.hpp"
+// kloop backend/blackbox: gate + bench of a black-box op (see blackbox_evaluation.hpp).
+#include "backend/blackbox/blackbox_evaluation.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,13 +10,15 @@
 
 #include <fmt/format.h>
 
-#include "blackbox/gate_env.hpp"
-#include "blackbox/repo_copy.hpp"
+#include "backend/blackbox/gate_env.hpp"
+#include "backend/blackbox/pytest_summary.hpp"
+#include "backend/blackbox/repo_copy.hpp"
 #include "core/error.hpp"
+#include "eval/record/environment.hpp"
 #include "platform/host_info.hpp"
 #include "platform/sha256.hpp"
 
-namespace kloop::blackbox {
+namespace kloop::backend::blackbox {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -47,7 +49,7 @@ class copy_runner {
 public:
     copy_runner(const spec::op_spec& spec, platform::command_runner_base& commands, fs::path scratch)
         : m_spec(spec), m_bb(*spec.blackbox), m_commands(commands), m_scratch(std::move(scratch)) {
-        m_refused = builtin_refused_env();
+        m_refused = spec::builtin_refused_env();
         m_refused.insert(m_refused.end(), m_bb.refuse_env.begin(), m_bb.refuse_env.end());
         m_exclude = m_bb.exclude;
         // A scratch directory inside the repository (--keep ./dir) is never copied into itself.
@@ -74,7 +76,7 @@ public:
     }
 
     struct outcome {
-        command_run run;
+        eval::command_run run;
         std::string stdout_text;            // the tail of the whole stdout (log_tail_bytes)
         std::string stderr_text;
         std::vector<std::string> frozen_changed;  // frozen files the run modified in its copy
@@ -95,7 +97,7 @@ public:
         for (const auto& f : m_frozen_rel)
             if (fs::is_regular_file(copy / f)) before[f] = platform::sha256_file(copy / f);
 
-        command_run& r = o.run;
+        eval::command_run& r = o.run;
         r.argv = argv;
         r.cwd = cmd.cwd.empty() ? "." : cmd.cwd.string();
         r.env = env.vars;
@@ -174,10 +176,10 @@ bool has_k_option(const std::vector<std::string>& argv) {
                        [](const std::string& a) { return a == "-k" || (a.rfind("-k", 0) == 0 && a.size() > 2); });
 }
 
-gate_run run_gate(copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options,
+eval::repository_gate_run run_gate(copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options,
                   const fs::path& candidate, std::size_t& copied_files) {
     const auto& bb = *spec.blackbox;
-    gate_run g;
+    eval::repository_gate_run g;
     g.gate_k = options.gate_k;
     g.partial = !options.gate_k.empty();
     std::vector<std::string> argv = bb.gate.argv;
@@ -214,7 +216,7 @@ gate_run run_gate(copy_runner& runner, const spec::op_spec& spec, const eval::ev
 }
 
 struct bench_outcome {
-    bench_run run;
+    eval::repository_bench_run run;
     std::vector<bench_output_shape> shapes;
 };
 
@@ -260,7 +262,7 @@ std::string patterns_text(const std::vector<std::string>& v) {
     return s;
 }
 
-std::vector<eval::integrity_check> integrity_of(const blackbox_record& rec, const std::vector<std::string>& refused) {
+std::vector<eval::integrity_check> integrity_of(const eval::repository_run& rec, const std::vector<std::string>& refused) {
     std::vector<eval::integrity_check> out;
     std::string env_detail = "none of " + patterns_text(refused) + " set; the commands ran with a clean environment";
     if (!rec.gate.empty()) env_detail += " (" + rec.gate.front().run.env_line + ")";
@@ -269,7 +271,7 @@ std::vector<eval::integrity_check> integrity_of(const blackbox_record& rec, cons
     const auto& g = rec.gate.front();
     const bool touched = g.reason.find("was modified during") != std::string::npos ||
                          std::any_of(rec.bench.begin(), rec.bench.end(),
-                                     [](const bench_run& b) { return b.error.find("was modified during") != std::string::npos; });
+                                     [](const eval::repository_bench_run& b) { return b.error.find("was modified during") != std::string::npos; });
     out.push_back(check("frozen_files_untouched", touched ? eval::check_status::fail : eval::check_status::pass,
                         touched ? (g.reason.find("was modified during") != std::string::npos ? g.reason : "a bench run modified a frozen file")
                                 : std::to_string(rec.frozen.size()) + " frozen files unchanged in the copy after every run"));
@@ -445,7 +447,7 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
     ev.reference_build = no_build(ctx.spec, "the gate command's tests hold the reference");
     ev.reference_build.library.clear();
 
-    blackbox_record rec;
+    eval::repository_run rec;
     rec.repo_root = bb.root.string();
     rec.target = bb.target.string();
     for (const auto& f : ctx.spec.frozen) rec.frozen.push_back(f.string());
@@ -480,7 +482,7 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
         ev.status = eval::disposition::gate_failed;
         ev.reason = "the gate is red: " + gate.reason;
         ev.integrity = integrity_of(rec, runner.refused());
-        ev.blackbox = std::move(rec);
+        ev.repository = std::move(rec);
         return ev;
     }
 
@@ -507,7 +509,7 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
             ev.status = eval::disposition::gate_failed;
             ev.reason = "integrity check '" + c.name + "' failed: " + c.detail;
         }
-    ev.blackbox = std::move(rec);
+    ev.repository = std::move(rec);
     return ev;
 }
 
@@ -540,8 +542,8 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
         }
     }
     r.timed = true;
-    for (const auto& b : base_runs) r.base.blackbox->bench.push_back(b.run);
-    for (const auto& b : cand_runs) r.candidate.blackbox->bench.push_back(b.run);
+    for (const auto& b : base_runs) r.base.repository->bench.push_back(b.run);
+    for (const auto& b : cand_runs) r.candidate.repository->bench.push_back(b.run);
     const auto& last = failed_side_candidate ? cand_runs : base_runs;
     if (!failure.empty() && !last.empty() && (last.back().run.run.timed_out || last.back().run.run.term_signal != 0))
         r.runner_failure = last.back().run.run.ended;
@@ -621,10 +623,10 @@ eval::ab_evaluation retime(const eval::ab_context& ctx, const eval::ab_evaluatio
     r.ok = false;
     r.reason.clear();
     r.runner_failure.clear();
-    if (r.base.blackbox) r.base.blackbox->bench.clear();
-    if (r.candidate.blackbox) r.candidate.blackbox->bench.clear();
+    if (r.base.repository) r.base.repository->bench.clear();
+    if (r.candidate.repository) r.candidate.repository->bench.clear();
     time_rounds(ctx, r, run);
     return r;
 }
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

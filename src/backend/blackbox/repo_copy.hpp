@@ -1,4 +1,4 @@
-// kloop blackbox: how a candidate enters a black-box repository — a temporary copy.
+// kloop backend/blackbox: how a candidate enters a black-box repository — a temporary copy.
 //
 // Responsibility: the user's repository is never written. Every gate or bench run of a
 // black-box op happens in a fresh copy of the repository root (under kloop's scratch
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace kloop::blackbox {
+namespace kloop::backend::blackbox {
 
 struct copy_stats {
     std::size_t files = 0;
@@ -39,4 +39,4 @@ copy_stats copy_repository(const std::filesystem::path& root, const std::filesys
 void place_candidate(const std::filesystem::path& candidate, const std::filesystem::path& copy_root,
                      const std::filesystem::path& target);
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

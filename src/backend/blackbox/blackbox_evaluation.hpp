@@ -1,9 +1,9 @@
-// kloop blackbox: evaluating a candidate of a black-box op (an existing repository's own gate
+// kloop backend/blackbox: evaluating a candidate of a black-box op (an existing repository's own gate
 // and bench commands) into kloop's usual evaluation record.
 //
-// Responsibility: the black-box counterparts of eval::evaluate, eval::compare_candidates and
-// eval::retime_candidates, which dispatch here when the spec is in black-box mode
-// (docs/blackbox.md). Each command runs in a fresh temporary copy of the repository root with
+// Responsibility: the black-box backend's own pipeline (backend/blackbox/blackbox_backend): the
+// counterparts of eval::evaluate, eval::compare_candidates and eval::retime_candidates for a spec
+// in black-box mode (docs/blackbox.md). Each command runs in a fresh temporary copy of the repository root with
 // the candidate placed at the spec's target (repo_copy), under a clean recorded environment
 // (gate_env, after refusing gate-weakening variables), through kloop's subprocess layer with its
 // timeout. The gate is green only on exit 0 AND a pytest summary line with at least one passed
@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "eval/ab_evaluation.hpp"
-#include "eval/evaluation.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/record/ab_result.hpp"
+#include "eval/record/context.hpp"
+#include "eval/record/evaluation.hpp"
 
-namespace kloop::blackbox {
+namespace kloop::backend::blackbox {
 
 // Gate (and bench unless options.bench is false) of ctx.candidate. ctx.spec.blackbox must be set.
 [[nodiscard]] eval::evaluation evaluate(const eval::evaluation_context& ctx);
@@ -52,4 +52,4 @@ struct bench_output_shape {
 [[nodiscard]] std::vector<bench_output_shape> parse_bench_output(const std::string& stdout_text,
                                                                  const std::vector<spec::blackbox_bench_shape>& expected);
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

@@ -1,12 +1,12 @@
-// kloop blackbox: the temporary copy a black-box run works in (see repo_copy.hpp).
-#include "blackbox/repo_copy.hpp"
+// kloop backend/blackbox: the temporary copy a black-box run works in (see repo_copy.hpp).
+#include "backend/blackbox/repo_copy.hpp"
 
 #include <algorithm>
 #include <system_error>
 
 #include "core/error.hpp"
 
-namespace kloop::blackbox {
+namespace kloop::backend::blackbox {
 
 namespace fs = std::filesystem;
 
@@ -82,4 +82,4 @@ void place_candidate(const fs::path& candidate, const fs::path& copy_root, const
     if (ec) throw usage_error("cannot place the candidate '" + candidate.string() + "' at '" + to.string() + "': " + ec.message());
 }
 
-}  // namespace kloop::blackbox
+}  // namespace kloop::backend::blackbox

@@ -1,4 +1,4 @@
-// kloop eval: whether a CUDA-graph replay figure may be reported (the GPU executor's
+// kloop measure: whether a CUDA-graph replay figure may be reported (the GPU executor's
 // graph_replay_s_per_call, docs/measurement.md "GPU timing protocol" step 7).
 //
 // Responsibility: the pure decision, given what the executor found after capturing N calls into
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-namespace kloop::eval {
+namespace kloop::measure {
 
 // Why 1/20: the replay is hot and back to back (no flush, no event pair, no launch latency), so
 // it is legitimately faster than the eager median — up to ~3x for a kernel whose data stays in
@@ -38,4 +38,4 @@ struct graph_replay_facts {
 // "" when the figure may be reported; else the reason, one sentence.
 [[nodiscard]] std::string graph_replay_refusal(const graph_replay_facts& f);
 
-}  // namespace kloop::eval
+}  // namespace kloop::measure

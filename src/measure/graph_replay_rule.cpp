@@ -1,11 +1,11 @@
 // kloop eval: the graph replay rule (see graph_replay_rule.hpp).
-#include "eval/graph_replay_rule.hpp"
+#include "measure/graph_replay_rule.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 
-namespace kloop::eval {
+namespace kloop::measure {
 
 std::string graph_replay_refusal(const graph_replay_facts& f) {
     if (f.calls == 0) return "no call was captured";
@@ -26,4 +26,4 @@ std::string graph_replay_refusal(const graph_replay_facts& f) {
     return "";
 }
 
-}  // namespace kloop::eval
+}  // namespace kloop::measure

@@ -1,0 +1,76 @@
+// kloop backend/cuda: the CUDA backend (see cuda_backend.hpp).
+#include "backend/cuda/cuda_backend.hpp"
+
+#include <algorithm>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cuda/nvcc_builder.hpp"
+#include "backend/native_runner.hpp"
+#include "core/error.hpp"
+#include "platform/paths.hpp"
+
+namespace kloop::backend::cuda {
+
+int target_compute_capability() {
+    std::string v = getenv_string("KLOOP_CUDA_ARCH");
+    if (v.rfind("sm_", 0) == 0) v = v.substr(3);
+    v.erase(std::remove(v.begin(), v.end(), '.'), v.end());
+    if (v.empty()) return 90;
+    try {
+        std::size_t used = 0;
+        const int cc = std::stoi(v, &used);
+        if (used == v.size()) return cc;
+    } catch (const std::exception&) {
+    }
+    throw usage_error("KLOOP_CUDA_ARCH '" + v + "': not a compute capability (e.g. 90 or 9.0)");
+}
+
+namespace {
+
+class cuda_backend_impl final : public op_backend {
+public:
+    [[nodiscard]] std::string_view name() const override { return "cuda"; }
+
+    [[nodiscard]] source_plan plan(const spec::op_spec&, const std::filesystem::path& source, source_role role) const override {
+        return plan_source(spec::backend_kind::cuda, source, role);
+    }
+
+    [[nodiscard]] bool built_in() const override { return cuda_support_built_in(); }
+
+    [[nodiscard]] build_record build(const build_inputs& in) const override {
+        if (plan(in.spec, in.source, in.role).builder != builder_kind::nvcc)  // a CPU reference
+            return cpu::cpu_backend().build(in);
+        nvcc_request req;
+        req.source = in.source;
+        req.flags = in.spec.build.flags;
+        for (const auto& d : in.spec.build.include_dirs) req.include_dirs.push_back(in.spec.op_dir / d);
+        req.abi_include_dir = platform::abi_include_dir();
+        req.compute_capability = target_compute_capability();
+        req.arch_suffix = in.spec.build.arch_suffix;
+        req.cache_dir = in.cache_dir;
+        req.timeout_s = in.timeout_s;
+        nvcc_builder builder(in.commands);
+        return builder.build(req);
+    }
+
+    void launch(platform::process_request& req, const launch_inputs& in) const override {
+        launch_native_runner(req, in, runner_tool_for(in.job.candidate_device, in.job.reference_device));
+    }
+
+    [[nodiscard]] eval::integrity_check artefact_check(const build_record& candidate) const override {
+        return imported_symbols_check(candidate.library);
+    }
+
+    [[nodiscard]] bool timed_on_gpu(const eval::build_summary& b) const override { return b.device == "cuda"; }
+
+    [[nodiscard]] std::string profile_unavailable(const spec::op_spec&) const override { return {}; }
+};
+
+}  // namespace
+
+const op_backend& cuda_backend() {
+    static const cuda_backend_impl instance;
+    return instance;
+}
+
+}  // namespace kloop::backend::cuda

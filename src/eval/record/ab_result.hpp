@@ -1,0 +1,64 @@
+// kloop eval/record: the result of an A/B — two gated sides timed interleaved, per shape and overall.
+//
+// Responsibility: plain data filled by eval/ab_evaluation (or by a backend that runs its own
+// pipeline, backend/blackbox) and read by the loop's classification and the report's printers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/record/evaluation.hpp"
+#include "measure/ab_comparison.hpp"
+#include "measure/statistics.hpp"
+
+namespace kloop::eval {
+
+struct ab_shape_result {
+    std::string mode;
+    std::string shape;
+    bool ok = false;                       // both sides timed and every checked call passed
+    std::string error;                     // why not ok (shown, never dropped)
+    std::vector<double> base_samples_s;
+    std::vector<double> candidate_samples_s;
+    std::optional<measure::sample_summary> base_s;
+    std::optional<measure::sample_summary> candidate_s;
+    std::optional<measure::ab_result> verdict;  // speedup = median(base) / median(candidate)
+    // additions: how the shape was measured
+    std::string base_stop_reason;          // the side's stopping rule, or the item's cap
+    std::string candidate_stop_reason;
+    std::string early_verdict;             // the verdict that stopped the shape early ("" = none)
+    int input_sets = 0;
+    std::uint64_t flush_bytes = 0;
+    std::optional<double> bytes;           // the spec's bytes for this shape
+    std::optional<double> flops;           // the spec's flops for this shape
+    double written_bytes = 0;              // bytes of the call's outputs and in-out inputs
+    int base_checks_total = 0;             // checked timed calls (new values, same addresses)
+    int base_checks_failed = 0;
+    int candidate_checks_total = 0;
+    int candidate_checks_failed = 0;
+};
+
+struct ab_evaluation {
+    std::string op;
+    std::string base_label;                // file path, or "<ref>:<path>" for a git ref
+    std::string candidate_label;
+    evaluation base;                       // build + gate of the base (bench not run)
+    evaluation candidate;                  // build + gate of the candidate (bench not run)
+    std::vector<ab_shape_result> shapes;
+    std::optional<measure::ab_result> overall;  // equal-weight geomean over ok shapes
+    bool ok = false;                       // both gates green and every shape ok
+    std::string reason;                    // why not ok
+    measure::ab_config config;
+    environment_info env;
+    std::vector<std::string> command_line;
+    // additions
+    bool timed = false;                    // the interleaved runner ran (both gates green)
+    std::string runner_failure;            // crash / timeout / fatal of the A/B runner, if any
+    double timing_wall_s = 0;              // the A/B runner's wall time, start to exit
+    std::uint64_t seed = 0;                // the gate's drawn seed; the A/B inputs derive from it
+    std::uint64_t evict_bytes = 0;
+};
+
+}  // namespace kloop::eval
