@@ -12,6 +12,7 @@
 //                 what its calls left behind), appended to the pipeline's
 //   timed_on_gpu  whether its timing flushes the GPU's L2 (the runner's size) or the host's LLC
 //   profile_unavailable  why Nsight Compute cannot profile it ("" when it can)
+//   device_probe_command the child that reports the machine's devices to preflight
 //   own_pipeline  a backend that evaluates on its own terms (a repository's commands) returns its
 //                 pipeline; the others leave kloop's build → gate → bench to eval/evaluator.
 //
@@ -110,6 +111,10 @@ public:
 
     // Whether a built candidate is timed on a GPU (the flush is then the runner's 2 x L2).
     [[nodiscard]] virtual bool timed_on_gpu(const eval::build_summary& candidate_build) const = 0;
+
+    // The command that reports this machine's devices for preflight (platform/gpu_facts.hpp's
+    // JSON on stdout), run as a child; empty when the backend has none.
+    [[nodiscard]] virtual std::vector<std::string> device_probe_command() const { return {}; }
 
     // Why ncu cannot profile this backend's candidates; "" when it can.
     [[nodiscard]] virtual std::string profile_unavailable(const spec::op_spec& spec) const;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
+#include "report/preflight_report.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "eval/calibration.hpp"
@@ -47,12 +48,14 @@ protected:
     int do_execute(const invocation& inv) override {
         platform::posix_command_runner commands;
         platform::preflight_options o;
-        o.cuda_support_built_in = backend::backend_for(spec::backend_kind::cuda).built_in();
+        const auto& cuda = backend::backend_for(spec::backend_kind::cuda);
+        o.cuda_support_built_in = cuda.built_in();
+        o.gpu_probe_argv = cuda.device_probe_command();
         o.query_python = !m_no_python;
         auto report = platform::run_preflight(commands, o);
         report.command_line = inv.argv;
-        const auto record = platform::to_json(report);
-        const auto markdown = platform::to_markdown(report);
+        const auto record = report::to_json(report);
+        const auto markdown = report::to_markdown(report);
         if (!m_workspace.empty()) {
             const std::filesystem::path dir(m_workspace);
             platform::write_file_atomic(dir / "preflight_check.json", record.dump(2) + "\n");

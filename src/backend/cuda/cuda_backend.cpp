@@ -64,6 +64,12 @@ public:
     [[nodiscard]] bool timed_on_gpu(const eval::build_summary& b) const override { return b.device == "cuda"; }
 
     [[nodiscard]] std::string profile_unavailable(const spec::op_spec&) const override { return {}; }
+
+    // NVML and the driver are loaded by kloop-runner-cuda, never by kloop (gpu_probe.hpp).
+    [[nodiscard]] std::vector<std::string> device_probe_command() const override {
+        if (!built_in()) return {};
+        return {platform::sibling_tool("kloop-runner-cuda").string(), "--probe-gpus"};
+    }
 };
 
 }  // namespace

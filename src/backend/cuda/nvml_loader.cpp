@@ -13,7 +13,9 @@ namespace {
 using nvml_return = int;
 using nvml_device = void*;
 constexpr nvml_return k_nvml_success = 0;
+constexpr nvml_return k_nvml_insufficient_size = 7;
 constexpr int k_nvml_clock_sm = 1;
+constexpr int k_nvml_clock_mem = 2;
 constexpr int k_nvml_temperature_gpu = 0;
 constexpr unsigned k_buffer = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE / _UUID_V2_
 
@@ -27,6 +29,11 @@ using fn_clock = nvml_return (*)(nvml_device, int, unsigned*);
 using fn_reasons = nvml_return (*)(nvml_device, unsigned long long*);
 using fn_temperature = nvml_return (*)(nvml_device, int, unsigned*);
 using fn_uint = nvml_return (*)(nvml_device, unsigned*);
+using fn_int = nvml_return (*)(int*);
+using fn_capability = nvml_return (*)(nvml_device, int*, int*);
+using fn_memory = nvml_return (*)(nvml_device, unsigned long long*);     // nvmlMemory_t {total, free, used}
+using fn_utilization = nvml_return (*)(nvml_device, unsigned*);          // nvmlUtilization_t {gpu, memory}
+using fn_processes = nvml_return (*)(nvml_device, unsigned*, void*);     // count only (infos = nullptr)
 
 }  // namespace
 
@@ -44,34 +51,13 @@ struct nvml_loader::api {
     fn_reasons reasons = nullptr;
     fn_temperature temperature = nullptr;
     fn_uint power = nullptr;
+    fn_uint power_limit = nullptr;
+    fn_int cuda_driver_version = nullptr;
+    fn_capability capability = nullptr;
+    fn_memory memory = nullptr;
+    fn_utilization utilization = nullptr;
+    fn_processes processes = nullptr;
 };
-
-std::string describe_clock_event_reasons(std::uint64_t mask) {
-    if (mask == 0) return "none";
-    static const std::pair<std::uint64_t, const char*> names[] = {
-        {clock_event_reason::gpu_idle, "gpu_idle"},
-        {clock_event_reason::applications_clocks_setting, "applications_clocks_setting"},
-        {clock_event_reason::sw_power_cap, "sw_power_cap"},
-        {clock_event_reason::hw_slowdown, "hw_slowdown"},
-        {clock_event_reason::sync_boost, "sync_boost"},
-        {clock_event_reason::sw_thermal_slowdown, "sw_thermal_slowdown"},
-        {clock_event_reason::hw_thermal_slowdown, "hw_thermal_slowdown"},
-        {clock_event_reason::hw_power_brake_slowdown, "hw_power_brake_slowdown"},
-        {clock_event_reason::display_clock_setting, "display_clock_setting"}};
-    std::string s;
-    std::uint64_t rest = mask;
-    for (const auto& [bit, name] : names)
-        if (mask & bit) {
-            s += (s.empty() ? "" : "|") + std::string(name);
-            rest &= ~bit;
-        }
-    if (rest != 0) s += (s.empty() ? "" : "|") + std::string("0x") + [&] {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(rest));
-        return std::string(buf);
-    }();
-    return s;
-}
 
 nvml_loader::nvml_loader(const char* library) {
     m_lib = ::dlopen(library, RTLD_NOW | RTLD_LOCAL);
@@ -98,6 +84,14 @@ nvml_loader::nvml_loader(const char* library) {
         sym(m_api->reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");  // deprecated alias
     sym(m_api->temperature, "nvmlDeviceGetTemperature");
     sym(m_api->power, "nvmlDeviceGetPowerUsage");
+    sym(m_api->power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+    if (!sym(m_api->cuda_driver_version, "nvmlSystemGetCudaDriverVersion_v2"))
+        sym(m_api->cuda_driver_version, "nvmlSystemGetCudaDriverVersion");
+    sym(m_api->capability, "nvmlDeviceGetCudaComputeCapability");
+    sym(m_api->memory, "nvmlDeviceGetMemoryInfo");
+    sym(m_api->utilization, "nvmlDeviceGetUtilizationRates");
+    if (!sym(m_api->processes, "nvmlDeviceGetComputeRunningProcesses_v3"))
+        sym(m_api->processes, "nvmlDeviceGetComputeRunningProcesses");
     if (!required) {
         m_error = std::string(library) + " lacks a required NVML function";
         return;
@@ -188,6 +182,63 @@ std::string nvml_loader::get_driver_version() const {
     char buf[80] = {};
     if (!m_ready || m_api->driver_version == nullptr || m_api->driver_version(buf, sizeof buf) != k_nvml_success) return {};
     return buf;
+}
+
+unsigned nvml_loader::get_device_count() const {
+    unsigned n = 0;
+    if (!m_ready || m_api->device_count(&n) != k_nvml_success) return 0;
+    return n;
+}
+
+std::string nvml_loader::get_cuda_driver_version() const {
+    int v = 0;
+    if (!m_ready || m_api->cuda_driver_version == nullptr || m_api->cuda_driver_version(&v) != k_nvml_success) return {};
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::optional<std::pair<int, int>> nvml_loader::get_compute_capability() const {
+    int major = 0, minor = 0;
+    if (!m_ready || m_device == nullptr || m_api->capability == nullptr ||
+        m_api->capability(m_device, &major, &minor) != k_nvml_success)
+        return std::nullopt;
+    return std::make_pair(major, minor);
+}
+
+std::optional<std::uint64_t> nvml_loader::get_memory_total_bytes() const {
+    unsigned long long m[3] = {0, 0, 0};
+    if (!m_ready || m_device == nullptr || m_api->memory == nullptr || m_api->memory(m_device, m) != k_nvml_success)
+        return std::nullopt;
+    return m[0];
+}
+
+std::optional<std::pair<unsigned, unsigned>> nvml_loader::get_memory_clocks_mhz() const {
+    unsigned now = 0, max = 0;
+    if (!m_ready || m_device == nullptr || m_api->clock_info(m_device, k_nvml_clock_mem, &now) != k_nvml_success)
+        return std::nullopt;
+    if (m_api->max_clock_info(m_device, k_nvml_clock_mem, &max) != k_nvml_success) max = 0;
+    return std::make_pair(now, max);
+}
+
+std::optional<unsigned> nvml_loader::get_power_limit_mw() const {
+    unsigned p = 0;
+    if (!m_ready || m_device == nullptr || m_api->power_limit == nullptr || m_api->power_limit(m_device, &p) != k_nvml_success)
+        return std::nullopt;
+    return p;
+}
+
+std::optional<unsigned> nvml_loader::get_utilization_pct() const {
+    unsigned u[2] = {0, 0};
+    if (!m_ready || m_device == nullptr || m_api->utilization == nullptr || m_api->utilization(m_device, u) != k_nvml_success)
+        return std::nullopt;
+    return u[0];
+}
+
+std::optional<int> nvml_loader::get_compute_process_count() const {
+    unsigned n = 0;
+    if (!m_ready || m_device == nullptr || m_api->processes == nullptr) return std::nullopt;
+    const nvml_return r = m_api->processes(m_device, &n, nullptr);
+    if (r != k_nvml_success && r != k_nvml_insufficient_size) return std::nullopt;
+    return static_cast<int>(n);
 }
 
 }  // namespace kloop::backend::cuda

@@ -5,7 +5,8 @@
 // one, and a clear "unavailable" (with the reason) when it does not, so callers fall back
 // gracefully (the CUDA executor then uses its clock64/globaltimer probe). Function pointer types
 // are declared here from the CUDA 13.0 nvml.h signatures (gpu-tools.md §3): enums are int,
-// handles are opaque pointers. Host-only: usable by the orchestrator (preflight) and the runner.
+// handles are opaque pointers. Host-only, on the runner's side: the CUDA executor and the GPU
+// probe (gpu_probe.hpp) are its only users, so kloop's own process never loads NVML.
 //
 // Thread safety: one object per thread, or external locking. nvmlInit_v2 in the constructor,
 // nvmlShutdown in the destructor (NVML reference-counts them).
@@ -14,24 +15,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "platform/gpu_facts.hpp"
 
 namespace kloop::backend::cuda {
 
-// Reason bits of nvmlDeviceGetCurrentClocksEventReasons (nvml.h, CUDA 13.0).
-namespace clock_event_reason {
-inline constexpr std::uint64_t gpu_idle = 0x1;
-inline constexpr std::uint64_t applications_clocks_setting = 0x2;
-inline constexpr std::uint64_t sw_power_cap = 0x4;
-inline constexpr std::uint64_t hw_slowdown = 0x8;
-inline constexpr std::uint64_t sync_boost = 0x10;
-inline constexpr std::uint64_t sw_thermal_slowdown = 0x20;
-inline constexpr std::uint64_t hw_thermal_slowdown = 0x40;
-inline constexpr std::uint64_t hw_power_brake_slowdown = 0x80;
-inline constexpr std::uint64_t display_clock_setting = 0x100;
-}  // namespace clock_event_reason
-
-// "sw_power_cap|hw_thermal_slowdown" for a mask; "none" for 0.
-[[nodiscard]] std::string describe_clock_event_reasons(std::uint64_t mask);
+// The reason bits and their names are platform's (gpu_facts.hpp): the probe, the executor and
+// preflight's nvidia-smi fallback share them.
+namespace clock_event_reason = platform::clock_event_reason;
+using platform::describe_clock_event_reasons;
 
 struct nvml_clock_sample {
     unsigned sm_clock_mhz = 0;
@@ -66,6 +59,15 @@ public:
     [[nodiscard]] std::string get_device_name() const;
     [[nodiscard]] std::string get_device_uuid() const;
     [[nodiscard]] std::string get_driver_version() const;
+    // What `kloop-runner-cuda --probe-gpus` reports (backend/cuda/gpu_probe.hpp).
+    [[nodiscard]] unsigned get_device_count() const;
+    [[nodiscard]] std::string get_cuda_driver_version() const;                 // "13.0"
+    [[nodiscard]] std::optional<std::pair<int, int>> get_compute_capability() const;
+    [[nodiscard]] std::optional<std::uint64_t> get_memory_total_bytes() const;
+    [[nodiscard]] std::optional<std::pair<unsigned, unsigned>> get_memory_clocks_mhz() const;  // current, max
+    [[nodiscard]] std::optional<unsigned> get_power_limit_mw() const;
+    [[nodiscard]] std::optional<unsigned> get_utilization_pct() const;
+    [[nodiscard]] std::optional<int> get_compute_process_count() const;       // processes with a context
 
 private:
     struct api;

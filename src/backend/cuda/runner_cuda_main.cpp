@@ -1,6 +1,8 @@
 // kloop-runner-cuda: the child process for CUDA candidates (and their CPU or CUDA references).
-// Thin; see runner/runner_main.hpp. Device 0 after CUDA_VISIBLE_DEVICES.
+// Thin; see runner/runner_main.hpp. Device 0 after CUDA_VISIBLE_DEVICES. With --probe-gpus it
+// only reports the machine's GPUs for `kloop preflight` (backend/cuda/gpu_probe.hpp).
 #include "backend/cuda/cuda_executor.hpp"
+#include "backend/cuda/gpu_probe.hpp"
 #include "backend/cuda/kernel_census.hpp"
 #include "runner/host_executor.hpp"
 #include "runner/runner_main.hpp"
@@ -26,6 +28,7 @@ std::unique_ptr<kloop::backend::cuda::kernel_census> g_census;
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "--probe-gpus") return kloop::backend::cuda::probe_gpus_main(argc, argv);
     const bool gate = wants_census(argc, argv);
     return kloop::runner::runner_main(argc, argv, [gate](const std::string& device) -> std::unique_ptr<kloop::runner::executor_base> {
         if (device == "cpu") return std::make_unique<kloop::runner::host_executor>();
