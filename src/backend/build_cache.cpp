@@ -16,6 +16,7 @@
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
 #include "platform/subprocess.hpp"
+#include "platform/utc_time.hpp"
 
 namespace kloop::backend {
 
@@ -148,14 +149,6 @@ std::vector<std::string> parse_depfile(const std::string& text) {
     return deps;
 }
 
-std::string utc_now_iso8601() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm {};
-    ::gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 std::string unique_suffix() {
     static std::atomic<unsigned> counter{0};
@@ -250,7 +243,7 @@ std::string cache_entry::publish(const fs::path& built_library, const std::vecto
     meta["schema_version"] = build_cache_schema_version;
     meta["key"] = m_key;
     meta["library_sha256"] = platform::sha256_file(lib);
-    if (!meta.contains("created")) meta["created"] = utc_now_iso8601();
+    if (!meta.contains("created")) meta["created"] = platform::utc_now_iso8601();
     platform::write_file_atomic(m_dir / "meta.json", meta.dump(1) + "\n");
     return meta["library_sha256"].get<std::string>();
 }

@@ -76,7 +76,6 @@ struct compiler_identity {
 // The prerequisites of the first rule of a make-style depfile (gcc/clang/nvcc -MD output).
 [[nodiscard]] std::vector<std::string> parse_depfile(const std::string& text);
 
-[[nodiscard]] std::string utc_now_iso8601();
 
 // "<pid>-<counter>": unique temporary-name suffix within this machine.
 [[nodiscard]] std::string unique_suffix();

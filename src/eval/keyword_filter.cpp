@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace kloop::eval {
 
@@ -21,12 +22,6 @@ namespace {
 
 using node_ptr = std::shared_ptr<const keyword_filter::node>;
 using kind = keyword_filter::node::kind;
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
 
 // Bounds that keep parsing, evaluating and destroying a tree within a small stack: an expression
 // of real gate names is a few words deep.

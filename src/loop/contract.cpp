@@ -12,6 +12,7 @@
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
 #include "spec/spec_loader.hpp"
+#include "platform/utc_time.hpp"
 
 namespace kloop::loop {
 
@@ -135,7 +136,7 @@ contract make_contract(const contract_inputs& in) {
     c.baseline_sha256 = platform::sha256_file(in.candidate);
     c.baseline_git_commit = in.baseline_git_commit;
     c.baseline_git_dirty = in.baseline_git_dirty;
-    c.created_at = utc_now();
+    c.created_at = platform::utc_now_iso8601();
     return c;
 }
 

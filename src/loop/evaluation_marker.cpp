@@ -10,6 +10,7 @@
 #include "loop/repo_git.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
+#include "platform/utc_time.hpp"
 
 namespace kloop::loop {
 
@@ -18,7 +19,7 @@ using nlohmann::json;
 
 evaluation_marker::evaluation_marker(fs::path staging, const iteration_record& r)
     : m_file(std::move(staging) / evaluation_marker_name) {
-    const json mark = {{"pid", static_cast<long>(::getpid())}, {"started_at", utc_now()}, {"iteration", to_json(r)}};
+    const json mark = {{"pid", static_cast<long>(::getpid())}, {"started_at", platform::utc_now_iso8601()}, {"iteration", to_json(r)}};
     platform::write_file_atomic(m_file, mark.dump(2) + "\n");
 }
 
@@ -52,7 +53,7 @@ bool abandoned_iteration(const fs::path& staging, int next_number, iteration_rec
     r.bench.clear();
     r.ab.clear();
     r.overall.reset();
-    r.recorded_at = utc_now();
+    r.recorded_at = platform::utc_now_iso8601();
     return true;
 }
 

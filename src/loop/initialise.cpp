@@ -25,6 +25,7 @@
 #include "report/evaluation_json.hpp"
 #include "report/evaluation_text.hpp"
 #include "spec/spec_loader.hpp"
+#include "platform/utc_time.hpp"
 
 namespace kloop::loop {
 
@@ -152,7 +153,7 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     v0.git.commit = repo.commit;
     v0.git.note = repo.available ? fmt::format("baseline = repository HEAD {}{}", repo.commit, repo.dirty ? " (dirty)" : "")
                                  : "the candidate is not in a git repository";
-    v0.recorded_at = utc_now();
+    v0.recorded_at = platform::utc_now_iso8601();
 
     // Assemble everything in a staging directory inside the workspace (under the lock), then move
     // it into place with contract.json last: the workspace exists once contract.json does.

@@ -28,6 +28,7 @@
 #include "platform/sha256.hpp"
 #include "report/ab_json.hpp"
 #include "report/evaluation_json.hpp"
+#include "platform/utc_time.hpp"
 
 namespace kloop::loop {
 
@@ -134,7 +135,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
         out.notes.push_back(note);
     marker.reset();
     fault_point("iterate.profiled");
-    r.recorded_at = utc_now();
+    r.recorded_at = platform::utc_now_iso8601();
 
     std::vector<fs::path> local_paths;
     for (const auto& f : r.local_files) local_paths.push_back(sources.root / f);

@@ -9,26 +9,15 @@
 
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
+#include "core/text.hpp"
 
 namespace kloop::loop {
 
 namespace {
 
-std::string trim(std::string s) {
-    auto not_space = [](unsigned char c) { return std::isspace(c) == 0; };
-    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-    return s;
-}
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-}
-
 // "Direction: x", "**Direction:** x", "- Direction: x" → "x" when the label matches.
 bool labelled(const std::string& line, const std::string& label, std::string& value) {
-    std::string l = trim(line);
+    std::string l = trimmed(line);
     while (!l.empty() && (l[0] == '-' || l[0] == '*' || l[0] == ' ')) l.erase(0, 1);
     std::string low = lower(l);
     if (low.rfind(label, 0) != 0) return false;
@@ -38,7 +27,7 @@ bool labelled(const std::string& line, const std::string& label, std::string& va
     if (i >= rest.size() || rest[i] != ':') return false;
     rest = rest.substr(i + 1);
     while (!rest.empty() && rest[0] == '*') rest.erase(0, 1);
-    value = trim(rest);
+    value = trimmed(rest);
     return true;
 }
 
@@ -53,9 +42,9 @@ proposal parse_proposal(const std::string& text, const std::string& file) {
     std::string* collecting = nullptr;
     bool saw_tags_heading = false;
     while (std::getline(in, line)) {
-        const std::string t = trim(line);
+        const std::string t = trimmed(line);
         if (t.rfind("#", 0) == 0) {
-            section = lower(trim(t.substr(t.find_first_not_of('#'))));
+            section = lower(trimmed(t.substr(t.find_first_not_of('#'))));
             collecting = nullptr;
             if (section == "direction") collecting = &p.direction;
             else if (section == "expected" || section.rfind("expected", 0) == 0) collecting = &p.expected;
@@ -65,11 +54,11 @@ proposal parse_proposal(const std::string& text, const std::string& file) {
         if (section == "strategy tags") {
             if (t.empty()) continue;
             std::string item = t;
-            if (item[0] == '-' || item[0] == '*' || item[0] == '+') item = trim(item.substr(1));
+            if (item[0] == '-' || item[0] == '*' || item[0] == '+') item = trimmed(item.substr(1));
             std::stringstream parts(item);
             std::string tag;
             while (std::getline(parts, tag, ',')) {
-                tag = trim(tag);
+                tag = trimmed(tag);
                 tag.erase(std::remove(tag.begin(), tag.end(), '`'), tag.end());
                 if (!tag.empty()) p.tags.push_back(tag);
             }

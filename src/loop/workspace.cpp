@@ -18,27 +18,20 @@
 #include "core/error.hpp"
 #include "kloop/version.hpp"
 #include "platform/file_io.hpp"
+#include "platform/utc_time.hpp"
 
 namespace kloop::loop {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 json record_header(std::string_view kind, const record_origin& origin) {
     return {{"schema_version", record_schema_version},
             {"kind", std::string(kind)},
             {"kloop", {{"version", build_info::version}, {"commit", build_info::git_commit}, {"dirty", build_info::git_dirty}}},
             {"command_line", origin.command_line},
-            {"written_at", utc_now()},
+            {"written_at", platform::utc_now_iso8601()},
             {"repo", {{"available", origin.repo.available}, {"commit", origin.repo.commit}, {"dirty", origin.repo.dirty}}}};
 }
 

@@ -53,9 +53,6 @@ void write_record(const std::filesystem::path& path, std::string_view kind, cons
 // schema or JSON.
 [[nodiscard]] nlohmann::json read_record(const std::filesystem::path& path, std::string_view kind);
 
-// ISO-8601 UTC, seconds ("2025-01-31T12:00:00Z").
-[[nodiscard]] std::string utc_now();
-
 class workspace {
 public:
     explicit workspace(std::filesystem::path root);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "platform/subprocess.hpp"
+#include "core/text.hpp"
 
 namespace kloop::platform {
 
@@ -14,18 +15,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string trim(std::string s) {
-    auto not_space = [](unsigned char c) { return !std::isspace(c); };
-    s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-    s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-    return s;
-}
-
 std::string first_line_of(const fs::path& p) {
     std::ifstream in(p);
     std::string line;
     if (!in || !std::getline(in, line)) return {};
-    return trim(line);
+    return trimmed(line);
 }
 
 // "32K", "8192K", "1M", "2G" or plain bytes; 0 when malformed.
@@ -50,8 +44,8 @@ std::string cpu_model() {
     while (std::getline(in, line)) {
         auto colon = line.find(':');
         if (colon == std::string::npos) continue;
-        std::string key = trim(line.substr(0, colon));
-        std::string value = trim(line.substr(colon + 1));
+        std::string key = trimmed(line.substr(0, colon));
+        std::string value = trimmed(line.substr(colon + 1));
         if (key == "model name" && !value.empty()) return value;
         if ((key == "Hardware" || key == "cpu model") && fallback.empty()) fallback = value;
     }
@@ -111,15 +105,15 @@ git_state git_state_of(const fs::path& dir, command_runner_base& runner) {
         if (!top.succeeded()) return st;
         auto head = git({"rev-parse", "--verify", "--quiet", "HEAD"});
         if (!head.succeeded()) return st;
-        std::string commit = trim(head.stdout_text);
+        std::string commit = trimmed(head.stdout_text);
         if (commit.size() < 40 ||
             !std::all_of(commit.begin(), commit.end(), [](unsigned char c) { return std::isxdigit(c) != 0; }))
             return st;
         auto status = git({"status", "--porcelain", "--untracked-files=no"});
         st.available = true;
         st.commit = commit;
-        st.toplevel = trim(top.stdout_text);
-        st.dirty = !status.succeeded() || !trim(status.stdout_text).empty();
+        st.toplevel = trimmed(top.stdout_text);
+        st.dirty = !status.succeeded() || !trimmed(status.stdout_text).empty();
     } catch (...) {
         return git_state{};
     }

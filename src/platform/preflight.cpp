@@ -20,6 +20,8 @@
 #include "kloop/version.hpp"
 #include "platform/host_info.hpp"
 #include "platform/subprocess.hpp"
+#include "core/text.hpp"
+#include "platform/utc_time.hpp"
 
 namespace kloop::platform {
 
@@ -27,25 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string trim(std::string_view s) {
-    const auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string_view::npos) return "";
-    const auto e = s.find_last_not_of(" \t\r\n");
-    return std::string(s.substr(b, e - b + 1));
-}
-
-std::vector<std::string> split(std::string_view s, char sep) {
-    std::vector<std::string> out;
-    std::size_t start = 0;
-    while (true) {
-        const auto p = s.find(sep, start);
-        out.push_back(trim(s.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start)));
-        if (p == std::string_view::npos) break;
-        start = p + 1;
-    }
-    return out;
-}
 
 template <class T>
 bool parse_number(const std::string& s, T& out) {
@@ -77,19 +60,11 @@ tool_info probe_tool(command_runner_base& commands, const std::string& name, std
     r.timeout_s = timeout_s;
     const auto res = commands.run(r);
     const auto text = res.stdout_text + "\n" + res.stderr_text;
-    if (!res.succeeded() && trim(text).empty()) t.error = res.describe();
+    if (!res.succeeded() && kloop::trim(text).empty()) t.error = res.describe();
     t.version = parse_tool_version(text);
     return t;
 }
 
-std::string utc_now() {
-    const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    ::gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 std::string idle_evidence(const gpu_info& g) {
     if (g.idle_samples.empty()) return "no clock samples";
@@ -121,7 +96,7 @@ std::string idle_evidence(const gpu_info& g) {
 std::string find_tool(const std::string& name) {
     std::vector<fs::path> dirs;
     if (const char* path = std::getenv("PATH"))
-        for (const auto& d : split(path, ':'))
+        for (const auto& d : split_fields(path, ':'))
             if (!d.empty()) dirs.emplace_back(d);
     for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
         if (const char* p = std::getenv(env); p != nullptr && *p != '\0') dirs.push_back(fs::path(p) / "bin");
@@ -147,8 +122,8 @@ std::vector<gpu_info> parse_nvidia_smi_csv(std::string_view csv) {
     std::istringstream in{std::string(csv)};
     std::string line;
     while (std::getline(in, line)) {
-        if (trim(line).empty()) continue;
-        const auto f = split(line, ',');
+        if (kloop::trim(line).empty()) continue;
+        const auto f = split_fields(line, ',');
         if (f.size() < 15) continue;
         gpu_info g;
         g.source = "nvidia-smi";
@@ -191,13 +166,13 @@ std::string parse_tool_version(std::string_view output) {
     std::istringstream in(text);
     std::string line;
     while (std::getline(in, line))
-        if (!trim(line).empty()) return trim(line);
+        if (!kloop::trim(line).empty()) return std::string(kloop::trim(line));
     return "";
 }
 
 preflight_report run_preflight(command_runner_base& commands, const preflight_options& o) {
     preflight_report r;
-    r.created_utc = utc_now();
+    r.created_utc = utc_now_iso8601();
     r.kloop_version = build_info::version;
     r.kloop_commit = build_info::git_commit;
     r.kloop_dirty = build_info::git_dirty;
@@ -225,11 +200,11 @@ preflight_report run_preflight(command_runner_base& commands, const preflight_op
             q.argv = {python.path, "-c", code};
             q.timeout_s = o.tool_timeout_s;
             const auto res = commands.run(q);
-            return res.succeeded() ? trim(res.stdout_text) : std::string();
+            return res.succeeded() ? std::string(kloop::trim(res.stdout_text)) : std::string();
         };
         const auto torch = py("import torch; print(torch.__version__); print(torch.version.cuda or '')");
         if (!torch.empty()) {
-            const auto lines = split(torch, '\n');
+            const auto lines = split_fields(torch, '\n');
             r.torch_version = lines[0];
             if (lines.size() > 1) r.torch_cuda = lines[1];
         }
@@ -277,7 +252,7 @@ preflight_report run_preflight(command_runner_base& commands, const preflight_op
             const auto res = commands.run(q);
             if (res.succeeded()) {
                 r.gpus = parse_nvidia_smi_csv(res.stdout_text);
-                const auto smi_driver = split(res.stdout_text, ',');
+                const auto smi_driver = split_fields(res.stdout_text, ',');
                 if (r.driver_version.empty() && smi_driver.size() > 3) r.driver_version = smi_driver[3];
             }
         }
@@ -311,7 +286,7 @@ preflight_report run_preflight(command_runner_base& commands, const preflight_op
         std::ifstream params("/proc/driver/nvidia/params");
         std::string line;
         while (std::getline(params, line))
-            if (line.rfind("RmProfilingAdminOnly:", 0) == 0) admin_only = trim(line.substr(21)) == "1";
+            if (line.rfind("RmProfilingAdminOnly:", 0) == 0) admin_only = kloop::trim(line.substr(21)) == "1";
         if (admin_only && ::geteuid() != 0) {
             r.profiling_reason = "profiling unavailable: GPU performance counters are restricted to admins "
                                  "(RmProfilingAdminOnly: 1); run as root or set NVreg_RestrictProfilingToAdminUsers=0";

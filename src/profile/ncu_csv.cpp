@@ -24,12 +24,6 @@ std::string format_csv_error(const std::string& source, std::size_t line, const 
     return where + ": " + why;
 }
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // "1,421,984" or "1,234.5": commas only as thousands separators (groups of three digits).

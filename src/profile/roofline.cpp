@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace kloop::profile {
 
@@ -37,12 +38,6 @@ constexpr std::array<datasheet_entry, 10> datasheet{{
     {"A100 80GB PCIe", 1.935e12, 19.5e12, 312e12},
     {"A100", 2.039e12, 19.5e12, 312e12},
 }};
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 double number_at(const nlohmann::json& j, const char* key) {
     if (!j.contains(key)) throw usage_error(fmt::format("device peaks: key '{}' is missing", key));

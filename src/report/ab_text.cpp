@@ -1,5 +1,6 @@
 // kloop report: A/B comparison → console text.
 #include "report/ab_text.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 
@@ -8,12 +9,6 @@
 namespace kloop::report {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-    return s;
-}
 
 std::string side_line(const char* what, const std::string& label, const eval::evaluation& e) {
     std::string build = !e.candidate_build.ok ? "build FAILED"

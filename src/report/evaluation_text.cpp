@@ -4,18 +4,13 @@
 #include <fmt/format.h>
 
 #include "report/repository_run_report.hpp"
+#include "core/text.hpp"
 
 namespace kloop::report {
 
 namespace {
 
 std::string short_commit(const std::string& c) { return c.size() > 12 ? c.substr(0, 12) : c; }
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-    return s;
-}
 
 std::string build_line(const char* what, const eval::build_summary& b) {
     if (!b.ok) return fmt::format("{}: FAILED to build", what);

@@ -18,6 +18,7 @@
 #include "backend/cuda/device_kernels.cuh"
 #include "backend/cuda/nvml_loader.hpp"
 #include "measure/graph_replay_rule.hpp"
+#include "measure/statistics.hpp"
 
 namespace kloop::backend::cuda {
 
@@ -63,13 +64,6 @@ bool env_switch(const char* name, const std::string& usual, const std::string& o
     if (v == nullptr || *v == '\0' || usual == v) return false;
     if (other == v) return true;
     throw std::runtime_error(std::string(name) + "='" + v + "': expected '" + usual + "' (the default) or '" + other + "'");
-}
-
-double median_of(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Kernel nodes of a captured graph, those of child graphs included; -1 when it cannot be read.
@@ -554,7 +548,7 @@ json cuda_executor::do_extra_timing(runner::entry_fn f, const std::vector<const 
     measure::graph_replay_facts facts;
     facts.calls = n;
     facts.kernel_nodes = static_cast<std::uint64_t>(kernel_nodes);
-    facts.per_call_s = median_of(per_call);
+    facts.per_call_s = measure::median_of(per_call);
     facts.eager_median_s = median_s;
     for (const auto* a : sets)
         for (int o = 0; o < a->n_outputs; ++o) {

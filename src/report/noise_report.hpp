@@ -1,0 +1,48 @@
+// kloop report: the record and the text of `kloop noise` (schema kloop.noise).
+//
+// Responsibility: print a noise measurement — the per-run progress line, the per-shape noise
+// floor table and the false-verdict verdict — and write its JSON record. The statistics are
+// measure/noise_floor's; the runs are eval/record A/B results.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "eval/record/ab_result.hpp"
+#include "eval/record/evaluation_options.hpp"
+#include "measure/noise_floor.hpp"
+
+namespace kloop::report {
+
+inline constexpr int noise_schema_version = 1;
+
+struct noise_record {
+    std::string op;
+    std::string candidate;
+    std::vector<std::string> command_line;
+    eval::environment_info env;
+    std::string load_before, load_after;   // /proc/loadavg's first three fields
+    int runs = 0;
+    bool ok = false;                       // every run timed every shape
+    std::string reason;                    // why the first run that is not ok is not
+    measure::ab_config ab;
+    measure::stopping_config stop;
+    measure::noise_summary summary;
+};
+
+[[nodiscard]] nlohmann::json to_json(const noise_record& r);
+// The record of a noise run that could not be timed at all (a red side).
+[[nodiscard]] nlohmann::json noise_not_timed_json(const std::string& reason);
+
+// "kloop noise OP | CAND against itself, N runs" and the order of a run line's shape marks.
+[[nodiscard]] std::string noise_header(const std::string& op, const std::string& candidate, int runs,
+                                       const eval::ab_evaluation& first);
+// "  run   3/10: geomean 1.0012x [0.9981, 1.0040] SAME | per shape = = ?" (+ FASTER, - SLOWER,
+// = SAME, ? AMBIGUOUS, x no verdict).
+[[nodiscard]] std::string noise_run_line(int index, int runs, const eval::ab_evaluation& r);
+// The environment line, the per-shape table and the verdict on the false-verdict rate.
+[[nodiscard]] std::string to_text(const noise_record& r);
+
+}  // namespace kloop::report
