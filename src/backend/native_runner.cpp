@@ -35,4 +35,12 @@ eval::integrity_check imported_symbols_check(const std::filesystem::path& librar
     return c;
 }
 
+void native_backend::launch(platform::process_request& req, const launch_inputs& in) const {
+    launch_native_runner(req, in, runner_tool_for(in.job.candidate_device, in.job.reference_device));
+}
+
+eval::integrity_check native_backend::artefact_check(const build_record& candidate) const {
+    return imported_symbols_check(candidate.library);
+}
+
 }  // namespace kloop::backend

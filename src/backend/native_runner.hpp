@@ -20,4 +20,12 @@ void launch_native_runner(platform::process_request& req, const launch_inputs& i
 
 [[nodiscard]] eval::integrity_check imported_symbols_check(const std::filesystem::path& library);
 
+// The base of the cpu and cuda backends: a shared object run by kloop-runner (kloop-runner-cuda
+// when a side runs on the GPU), screened by its imported symbols.
+class native_backend : public op_backend {
+public:
+    void launch(platform::process_request& req, const launch_inputs& in) const override;
+    [[nodiscard]] eval::integrity_check artefact_check(const build_record& candidate) const override;
+};
+
 }  // namespace kloop::backend

@@ -230,11 +230,7 @@ std::string red_sides(const ab_evaluation& r) {
 
 ab_evaluation compare_candidates(const ab_context& ctx) {
     if (const auto* own = backend::backend_for(ctx.spec).own_pipeline()) return own->compare(ctx);
-    ab_evaluation r;
-    r.op = ctx.spec.name;
-    r.base_label = ctx.base.string();
-    r.candidate_label = ctx.candidate.string();
-    r.config = ctx.ab;
+    auto r = new_ab_evaluation(ctx);
 
     // Both sides: build and gate, never bench. One drawn seed for both, so both face the same trials.
     auto options = ctx.options;

@@ -27,6 +27,22 @@ std::string environment_line(const eval::environment_info& env) {
                        env.kloop_commit, env.kloop_dirty ? " dirty" : "", env.build_type, git);
 }
 
+std::string integrity_and_result_lines(const eval::evaluation& e) {
+    std::string out = "integrity:";
+    for (const auto& c : e.integrity) out += fmt::format(" {} {} |", eval::to_string(c.status), c.name);
+    if (!e.integrity.empty()) out.pop_back();
+    out += "\n";
+    for (const auto& c : e.integrity)
+        if (c.status == eval::check_status::fail || c.status == eval::check_status::warn)
+            out += fmt::format("  {} {}: {}\n", eval::to_string(c.status), c.name, c.detail);
+    switch (e.status) {
+        case eval::disposition::passed: out += e.gate.partial ? "result: PASSED (partial gate)\n" : "result: PASSED\n"; break;
+        case eval::disposition::gate_failed: out += "result: REJECTED: " + e.reason + "\n"; break;
+        case eval::disposition::build_failed: out += "result: BUILD FAILED\n"; break;
+    }
+    return out;
+}
+
 std::string to_text(const eval::evaluation& e) {
     if (e.repository) return repository_run_text(e);  // an op that lives in a repository (report/repository_run_report)
     std::string out;
@@ -95,21 +111,7 @@ std::string to_text(const eval::evaluation& e) {
         out += "bench: not run (red gate)\n";
     }
 
-    out += "integrity:";
-    for (const auto& c : e.integrity) out += fmt::format(" {} {} |", eval::to_string(c.status), c.name);
-    if (!e.integrity.empty()) out.pop_back();
-    out += "\n";
-    for (const auto& c : e.integrity)
-        if (c.status == eval::check_status::fail || c.status == eval::check_status::warn)
-            out += fmt::format("  {} {}: {}\n", eval::to_string(c.status), c.name, c.detail);
-
-    switch (e.status) {
-        case eval::disposition::passed:
-            out += g.partial ? "result: PASSED (partial gate)\n" : "result: PASSED\n";
-            break;
-        case eval::disposition::gate_failed: out += "result: REJECTED: " + e.reason + "\n"; break;
-        case eval::disposition::build_failed: out += "result: BUILD FAILED\n"; break;
-    }
+    out += integrity_and_result_lines(e);
     return out;
 }
 

@@ -12,6 +12,10 @@
 namespace kloop::report {
 
 [[nodiscard]] std::string environment_line(const eval::environment_info& env);
+
+// The closing lines of every evaluation's text: the integrity checks (each fail and warn with its
+// detail) and the result line.
+[[nodiscard]] std::string integrity_and_result_lines(const eval::evaluation& e);
 [[nodiscard]] std::string to_text(const eval::evaluation& e);
 
 }  // namespace kloop::report

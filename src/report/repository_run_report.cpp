@@ -153,18 +153,7 @@ std::string repository_run_text(const eval::evaluation& e) {
         out += "bench: not run (red gate: no speedup is reported on a red gate)\n";
     }
 
-    out += "integrity:";
-    for (const auto& c : e.integrity) out += fmt::format(" {} {} |", eval::to_string(c.status), c.name);
-    if (!e.integrity.empty()) out.pop_back();
-    out += "\n";
-    for (const auto& c : e.integrity)
-        if (c.status == eval::check_status::fail || c.status == eval::check_status::warn)
-            out += fmt::format("  {} {}: {}\n", eval::to_string(c.status), c.name, c.detail);
-    switch (e.status) {
-        case eval::disposition::passed: out += g.partial ? "result: PASSED (partial gate)\n" : "result: PASSED\n"; break;
-        case eval::disposition::gate_failed: out += "result: REJECTED: " + e.reason + "\n"; break;
-        case eval::disposition::build_failed: out += "result: BUILD FAILED\n"; break;
-    }
+    out += integrity_and_result_lines(e);
     return out;
 }
 

@@ -590,11 +590,7 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
 
 eval::ab_evaluation compare(const eval::ab_context& ctx) {
     if (!ctx.spec.blackbox) throw internal_error("blackbox::compare on a native op");
-    eval::ab_evaluation r;
-    r.op = ctx.spec.name;
-    r.base_label = ctx.base.string();
-    r.candidate_label = ctx.candidate.string();
-    r.config = ctx.ab;
+    auto r = eval::new_ab_evaluation(ctx);
     auto options = ctx.options;
     options.bench = false;
     fs::create_directories(ctx.scratch_dir / "base");

@@ -9,7 +9,7 @@ namespace kloop::backend::cpu {
 
 namespace {
 
-class cpu_backend_impl final : public op_backend {
+class cpu_backend_impl final : public native_backend {
 public:
     [[nodiscard]] std::string_view name() const override { return "cpu"; }
 
@@ -27,14 +27,6 @@ public:
         req.timeout_s = in.timeout_s;
         cpu_builder builder(in.commands);
         return builder.build(req);
-    }
-
-    void launch(platform::process_request& req, const launch_inputs& in) const override {
-        launch_native_runner(req, in, runner_tool_for(in.job.candidate_device, in.job.reference_device));
-    }
-
-    [[nodiscard]] eval::integrity_check artefact_check(const build_record& candidate) const override {
-        return imported_symbols_check(candidate.library);
     }
 
     [[nodiscard]] bool timed_on_gpu(const eval::build_summary&) const override { return false; }

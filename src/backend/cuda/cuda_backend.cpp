@@ -27,7 +27,7 @@ int target_compute_capability() {
 
 namespace {
 
-class cuda_backend_impl final : public op_backend {
+class cuda_backend_impl final : public native_backend {
 public:
     [[nodiscard]] std::string_view name() const override { return "cuda"; }
 
@@ -51,14 +51,6 @@ public:
         req.timeout_s = in.timeout_s;
         nvcc_builder builder(in.commands);
         return builder.build(req);
-    }
-
-    void launch(platform::process_request& req, const launch_inputs& in) const override {
-        launch_native_runner(req, in, runner_tool_for(in.job.candidate_device, in.job.reference_device));
-    }
-
-    [[nodiscard]] eval::integrity_check artefact_check(const build_record& candidate) const override {
-        return imported_symbols_check(candidate.library);
     }
 
     [[nodiscard]] bool timed_on_gpu(const eval::build_summary& b) const override { return b.device == "cuda"; }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/record/context.hpp"
 #include "eval/record/evaluation.hpp"
 #include "measure/ab_comparison.hpp"
 #include "measure/statistics.hpp"
@@ -60,5 +61,15 @@ struct ab_evaluation {
     std::uint64_t seed = 0;                // the gate's drawn seed; the A/B inputs derive from it
     std::uint64_t evict_bytes = 0;
 };
+
+// A pair's result before anything ran: the op, both labels and the A/B settings.
+[[nodiscard]] inline ab_evaluation new_ab_evaluation(const ab_context& ctx) {
+    ab_evaluation r;
+    r.op = ctx.spec.name;
+    r.base_label = ctx.base.string();
+    r.candidate_label = ctx.candidate.string();
+    r.config = ctx.ab;
+    return r;
+}
 
 }  // namespace kloop::eval
