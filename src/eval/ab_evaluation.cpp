@@ -75,6 +75,8 @@ ab_shape_result interpret_item(const runner::call_plan& plan, const json* result
     s.base_stop_reason = e.value("base_stop_reason", "");
     s.candidate_stop_reason = e.value("candidate_stop_reason", "");
     if (e.contains("early_verdict") && e.at("early_verdict").is_string()) s.early_verdict = e.at("early_verdict").get<std::string>();
+    if (s.base_s) s.base_warnings = measure::sample_warnings(*s.base_s, s.base_stop_reason, 0);
+    if (s.candidate_s) s.candidate_warnings = measure::sample_warnings(*s.candidate_s, s.candidate_stop_reason, 0);
     s.input_sets = e.value("input_sets", 0);
     s.flush_bytes = e.value("flush_bytes", std::uint64_t{0});
     const auto base_checks = judge_checks(plan, e.value("base_checks", json::array()));

@@ -146,7 +146,10 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
                 for (const auto& info : e.value("sample_info", json::array()))
                     if (info.is_object() && info.contains("sm_clock_mhz")) clocks.push_back(info.at("sm_clock_mhz").get<double>());
                 if (!clocks.empty()) r.sm_clock_mhz_median = measure::summarize(clocks).median;
-                if (!r.samples_s.empty()) r.stats_s = measure::summarize(r.samples_s);
+                if (!r.samples_s.empty()) {
+                    r.stats_s = measure::summarize(r.samples_s);
+                    r.warnings = measure::sample_warnings(*r.stats_s, r.stop_reason, r.discarded_samples);
+                }
                 for (const auto& chk : e.value("checks", json::array())) {
                     ++r.checks_total;
                     const auto verdict = judge_call(plan, chk);

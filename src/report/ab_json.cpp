@@ -66,6 +66,7 @@ json to_json(const eval::ab_evaluation& ab) {
                     {"flush_bytes", s.flush_bytes},
                     {"checks", {{"base", {{"total", s.base_checks_total}, {"failed", s.base_checks_failed}}},
                                 {"candidate", {{"total", s.candidate_checks_total}, {"failed", s.candidate_checks_failed}}}}},
+                    {"warnings", {{"base", warnings_json(s.base_warnings)}, {"candidate", warnings_json(s.candidate_warnings)}}},
                     {"base_samples_ms", ms_array(s.base_samples_s)},
                     {"candidate_samples_ms", ms_array(s.candidate_samples_s)}};
         shapes.push_back(std::move(row));

@@ -82,6 +82,8 @@ std::string to_text(const eval::ab_evaluation& ab) {
                                ms(s.base_s), ms(s.candidate_s), "-", "-", "ERROR", n, checked);
         }
         if (!s.ok) out += fmt::format("        ERROR: {}\n", s.error.empty() ? std::string("no result") : s.error);
+        for (const auto& [side, warnings] : {std::pair{"base", &s.base_warnings}, std::pair{"new", &s.candidate_warnings}})
+            for (const auto& w : *warnings) out += fmt::format("        warning, {} ({}): {}\n", side, w.code, w.message);
     }
     const double e = ab.config.min_effect;
     if (ab.overall) {

@@ -79,6 +79,16 @@ json gate_json(const eval::gate_report& g) {
             {"cases", cases}};
 }
 
+}  // namespace
+
+json warnings_json(const std::vector<measure::sample_warning>& warnings) {
+    json out = json::array();
+    for (const auto& w : warnings) out.push_back({{"code", w.code}, {"message", w.message}});
+    return out;
+}
+
+namespace {
+
 json bench_json(const eval::bench_report& b) {
     json shapes = json::array();
     for (const auto& s : b.shapes) {
@@ -91,7 +101,8 @@ json bench_json(const eval::bench_report& b) {
                   {"input_sets", s.input_sets},
                   {"flush_bytes", s.flush_bytes},
                   {"checks_total", s.checks_total},
-                  {"checks_failed", s.checks_failed}};
+                  {"checks_failed", s.checks_failed},
+                  {"warnings", warnings_json(s.warnings)}};
         if (s.flops) r["flops"] = *s.flops;
         if (s.bytes) r["bytes"] = *s.bytes;
         if (s.stats_s) {

@@ -30,6 +30,9 @@
 
 namespace kloop::report {
 
+// [{"code": …, "message": …}, …] (measure/sample_warnings).
+[[nodiscard]] nlohmann::json warnings_json(const std::vector<measure::sample_warning>& warnings);
+
 inline constexpr int evaluation_schema_version = 1;
 
 [[nodiscard]] nlohmann::json to_json(const eval::evaluation& e);

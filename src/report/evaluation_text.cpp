@@ -80,9 +80,13 @@ std::string to_text(const eval::evaluation& e) {
             out += fmt::format("  FAIL {}/{} trial {} (seed {}): {}\n", c.mode, c.shape, c.trial, c.seed, c.reason);
 
     if (e.bench.ran) {
-        out += fmt::format("bench: {} | {} MiB of cold traffic between two uses of an input set (rotation + flush) | "
+        std::size_t warnings = 0;
+        for (const auto& s : e.bench.shapes) warnings += s.warnings.size();
+        out += fmt::format("bench: {}{} | {} MiB of cold traffic between two uses of an input set (rotation + flush) | "
                            "{:.1f} s\n",
-                           e.bench.ok ? "ok" : "FAILED", e.bench.evict_bytes >> 20, e.bench.wall_s);
+                           e.bench.ok ? "ok" : "FAILED",
+                           warnings ? fmt::format(", {} warning{} (below)", warnings, warnings == 1 ? "" : "s") : "",
+                           e.bench.evict_bytes >> 20, e.bench.wall_s);
         out += fmt::format("  {:<5} {:<14} {:>5} {:>11} {:>10} {:>9} {:>10} {:>10} {:>10} {:>7} {:>9} {:>8}  {}\n", "mode",
                            "shape", "n", "median_ms", "mean_ms", "std_ms", "min_ms", "p10_ms", "p90_ms", "cv", "GB/s",
                            "checked", "stop");
@@ -97,6 +101,7 @@ std::string to_text(const eval::evaluation& e) {
                                s.mode, s.shape, st.n, st.median * 1e3, st.mean * 1e3, st.stdev * 1e3, st.min * 1e3,
                                st.p10 * 1e3, st.p90 * 1e3, st.cv * 100, gbps,
                                fmt::format("{}/{}", s.checks_total - s.checks_failed, s.checks_total), s.stop_reason);
+            for (const auto& w : s.warnings) out += fmt::format("        warning ({}): {}\n", w.code, w.message);
             if (s.graph_replay_s_per_call)
                 out += fmt::format("        graph replay: {:.4f} ms per call (CUDA graph, calls back to back)\n",
                                    *s.graph_replay_s_per_call * 1e3);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "integration/expect_rejected.hpp"
 #include "kloop_process.hpp"
@@ -289,4 +290,33 @@ TEST(VerifyTest, TextReportShowsEnvironmentGateAndBenchTable) {
     EXPECT_NE(r.out.find("median_ms"), std::string::npos);
     EXPECT_NE(r.out.find("n4096_d1024"), std::string::npos);
     EXPECT_NE(r.out.find("result: PASSED"), std::string::npos);
+}
+
+// A tight time cap ends every shape early: each shape the cap ended says so, each with fewer
+// than 10 samples says that too, in the JSON record and in the text, and the numbers stay.
+TEST(VerifyTest, WeakNumbersCarryTheirWarnings) {
+    const std::vector<std::string> args = {"verify", example_dir(), "--candidate", example_dir() + "/versions/v0_naive.cpp",
+                                           "--min-samples", "3", "--min-time", "0", "--max-time", "0.001"};
+    auto json_args = args;
+    json_args.push_back("--json");
+    const auto r = run_kloop(json_args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    int capped = 0;
+    for (const auto& s : r.record.at("bench").at("shapes")) {
+        std::set<std::string> codes;
+        for (const auto& w : s.at("warnings")) {
+            codes.insert(w.at("code").get<std::string>());
+            EXPECT_FALSE(w.at("message").get<std::string>().empty());
+        }
+        const bool time_cap = s.at("stop_reason") == "time_cap";
+        capped += time_cap ? 1 : 0;
+        EXPECT_EQ(codes.count("time_cap") == 1, time_cap) << s.dump();
+        EXPECT_EQ(codes.count("few_samples") == 1, s.at("n").get<int>() < 10) << s.dump();
+        EXPECT_GT(s.at("median_ms").get<double>(), 0.0);  // a warning never removes a number
+    }
+    EXPECT_GT(capped, 0) << "a 1 ms cap should end some shape (the first samples alone take longer)";
+    const auto text = run_kloop(args);
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("warning (time_cap)"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("warnings (below)"), std::string::npos) << text.out;
 }

@@ -12,6 +12,7 @@
 #include "eval/record/context.hpp"
 #include "eval/record/evaluation.hpp"
 #include "measure/ab_comparison.hpp"
+#include "measure/sample_warnings.hpp"
 #include "measure/statistics.hpp"
 
 namespace kloop::eval {
@@ -39,6 +40,8 @@ struct ab_shape_result {
     int base_checks_failed = 0;
     int candidate_checks_total = 0;
     int candidate_checks_failed = 0;
+    std::vector<measure::sample_warning> base_warnings;       // measure/sample_warnings, per side
+    std::vector<measure::sample_warning> candidate_warnings;
 };
 
 struct ab_evaluation {

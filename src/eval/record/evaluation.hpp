@@ -16,6 +16,7 @@
 #include "eval/record/repository_run.hpp"
 #include "check/census_rules.hpp"
 #include "check/comparison.hpp"
+#include "measure/sample_warnings.hpp"
 #include "measure/statistics.hpp"
 
 namespace kloop::eval {
@@ -101,6 +102,7 @@ struct bench_shape_report {
     std::string graph_replay_error;
     int discarded_samples = 0;             // taken below 75 % of the max SM clock, retaken
     std::optional<double> sm_clock_mhz_median;  // over the kept samples (NVML or the probe)
+    std::vector<measure::sample_warning> warnings;  // what makes the median weak evidence (never a verdict)
 };
 
 struct bench_report {
