@@ -93,6 +93,7 @@ struct compare_config {
     std::string keep_dir;
     eval::evaluation_options options;
     measure::ab_config ab;
+    bool require_quiet = false;            // --require-quiet
 };
 
 class compare_command final : public command_base {
@@ -109,6 +110,7 @@ protected:
         sub.add_flag("--json", m_cfg.json, "Print the JSON record (schema kloop.compare) instead of the table");
         sub.add_option("--json-out", m_cfg.json_out, "Also write the JSON record to this file");
         add_min_effect_options(sub, m_cfg.ab);
+        add_require_quiet_option(sub, m_cfg.require_quiet);
         m_seed_option = sub.add_option("--seed", m_cfg.seed,
                                        "Replay: use this seed for the drawn gate trial of both sides (and the A/B "
                                        "inputs derived from it) instead of drawing one")
@@ -128,7 +130,7 @@ protected:
         if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");
         if (c.json) inv.out << record.dump(2) << "\n";
         else inv.out << report::to_text(ab);
-        return compare_exit_code(ab);
+        return refuse_busy(m_cfg.require_quiet, ab.host_load, inv.err, compare_exit_code(ab));
     }
 
 private:

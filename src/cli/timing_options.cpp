@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/option_checks.hpp"
+#include "core/error.hpp"
 
 namespace kloop::cli {
 
@@ -59,6 +60,19 @@ void add_early_verdict_option(CLI::App& sub, measure::ab_config& ab) {
         "--no-early-verdict", [&ab] { ab.early_verdict = false; },
         "Time every shape until each side's stopping rule says done, even when its verdict was settled "
         "earlier (default: a shape stops at the first look whose corrected interval settles FASTER, SLOWER or SAME)");
+}
+
+void add_require_quiet_option(CLI::App& sub, bool& require_quiet) {
+    sub.add_flag("--require-quiet", require_quiet,
+                 "Refuse numbers timed while other work was runnable on the machine: exit 2 after the report "
+                 "(without it they carry a busy_machine warning)");
+}
+
+int refuse_busy(bool require_quiet, const platform::host_load_report& load, std::ostream& err, int otherwise) {
+    if (!require_quiet || !load.busy()) return otherwise;
+    err << "kloop: --require-quiet: the machine was busy while kloop timed (" << load.describe()
+        << "); the numbers above are refused: run again on a quiet machine\n";
+    return static_cast<int>(exit_code::usage_error);
 }
 
 }  // namespace kloop::cli

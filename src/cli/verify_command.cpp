@@ -38,6 +38,7 @@ struct verify_config {
     eval::evaluation_options options;
     std::string keep_dir;
     std::string base;                      // --base: compare against this file or git ref afterwards
+    bool require_quiet = false;            // --require-quiet
 };
 
 class verify_command final : public command_base {
@@ -63,6 +64,7 @@ protected:
         add_held_out_option(sub, m_cfg.options);
         add_stopping_rule_options(sub, m_cfg.options.stop, timed_sides::one);
         add_check_every_option(sub, m_cfg.options.check_every, timed_sides::one);
+        add_require_quiet_option(sub, m_cfg.require_quiet);
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");
         sub.add_option("--base", m_cfg.base,
                        "After a green verify, compare against this version as `kloop compare` does: a source file if "
@@ -115,7 +117,11 @@ protected:
         else if (!c.base.empty() && !c.json) inv.out << "\ncompare: not run (the candidate is not green)\n";
 
         switch (result.status) {
-            case eval::disposition::passed: return ab ? compare_exit_code(*ab) : static_cast<int>(exit_code::success);
+            case eval::disposition::passed: {
+                const int code = ab ? compare_exit_code(*ab) : static_cast<int>(exit_code::success);
+                const int after_bench = refuse_busy(c.require_quiet, result.bench.host_load, inv.err, code);
+                return ab ? refuse_busy(c.require_quiet, ab->host_load, inv.err, after_bench) : after_bench;
+            }
             case eval::disposition::gate_failed: return static_cast<int>(exit_code::gate_red);
             case eval::disposition::build_failed: return static_cast<int>(exit_code::build_failed);
         }

@@ -330,8 +330,11 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     job.base_sha256 = r.base.candidate_build.library_sha256;
     job.reference_sha256 = r.candidate.reference_build.library_sha256;
     const double timeout = options.timeout_s + static_cast<double>(job.bench.size()) * (2 * options.stop.max_time_s + 60.0);
-    const auto session =
-        run_runner(backend::backend_for(ctx.spec), job, ctx.scratch_dir, timeout, ctx.commands, {}, options.max_output_bytes, options.max_memory_bytes);
+    platform::host_load_sampler load;  // other work on the machine while it times
+    const auto session = run_runner(backend::backend_for(ctx.spec), job, ctx.scratch_dir, timeout, ctx.commands, {},
+                                    options.max_output_bytes, options.max_memory_bytes);
+    r.host_load = load.stop();
+    r.warnings = measure::busy_machine_warning(r.host_load.busy(), r.host_load.describe());
     if (session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     r.timed = true;
     r.runner_failure = session.describe_failure();

@@ -357,10 +357,14 @@ evaluation evaluate(const evaluation_context& ctx) {
         // large GPU shapes: ~tens of seconds per item for 128M-element tensors on the H200 host.
         const double timeout = ctx.options.timeout_s +
                                static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 60.0);
+        platform::host_load_sampler load;  // other work on the machine while it times
         const auto bench_session = run_runner(be, bench_job, ctx.scratch_dir, timeout, ctx.commands, {},
                                                   ctx.options.max_output_bytes, ctx.options.max_memory_bytes);
+        const auto host_load = load.stop();
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);
+        ev.bench.host_load = host_load;
+        ev.bench.warnings = measure::busy_machine_warning(host_load.busy(), host_load.describe());
         ev.isolation = merge_isolation(ev.isolation, session_isolation(bench_session.events));
         timer_check = timer_cross_check(bench_job, bench_session.events);
         physics = bench_physics_check(bench_job, bench_session.events, ev.bench, ev.env);

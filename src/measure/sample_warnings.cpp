@@ -5,6 +5,12 @@
 
 namespace kloop::measure {
 
+std::vector<sample_warning> busy_machine_warning(bool busy, const std::string& load_description) {
+    if (!busy) return {};
+    return {{"busy_machine", "the machine was busy while this was timed (" + load_description +
+                                 "): its numbers, and any verdict from them, may not hold on a quiet machine"}};
+}
+
 std::vector<sample_warning> sample_warnings(const sample_summary& s, const std::string& stop_reason, int discarded,
                                             const sample_warning_thresholds& t) {
     std::vector<sample_warning> out;

@@ -94,6 +94,8 @@ json to_json(const eval::ab_evaluation& ab) {
             {"timing_wall_s", ab.timing_wall_s},
             {"seed", ab.seed},
             {"evict_bytes", ab.evict_bytes},
+            {"host_load", host_load_json(ab.host_load)},
+            {"warnings", warnings_json(ab.warnings)},
             {"config", {{"min_effect", ab.config.min_effect},
                         {"resamples", ab.config.resamples},
                         {"confidence", ab.config.confidence},

@@ -62,6 +62,7 @@ std::string to_text(const eval::ab_evaluation& ab) {
     out += fmt::format("timing: one runner, base and new interleaved (ABBA), same input sets, {} MiB of cold traffic "
                        "between two uses of a set | {:.1f} s{}\n",
                        ab.evict_bytes >> 20, ab.timing_wall_s, ab.runner_failure.empty() ? "" : " | runner: " + ab.runner_failure);
+    for (const auto& w : ab.warnings) out += fmt::format("  warning ({}): {}\n", w.code, w.message);
     const int pct = static_cast<int>(ab.config.confidence * 100 + 0.5);
     out += fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>9}  {:<18} {:<9} {:>11} {:>9}\n", "mode", "shape", "base_ms",
                        "new_ms", "speedup", fmt::format("{}% CI", pct), "verdict", "n base/new", "checked");

@@ -81,6 +81,11 @@ json gate_json(const eval::gate_report& g) {
 
 }  // namespace
 
+json host_load_json(const platform::host_load_report& l) {
+    return {{"samples", l.samples}, {"busy_samples", l.busy_samples}, {"max_other", l.max_other},
+            {"mean_other", l.mean_other}, {"busy", l.busy()}};
+}
+
 json warnings_json(const std::vector<measure::sample_warning>& warnings) {
     json out = json::array();
     for (const auto& w : warnings) out.push_back({{"code", w.code}, {"message", w.message}});
@@ -142,6 +147,8 @@ json bench_json(const eval::bench_report& b) {
             {"evict_bytes", b.evict_bytes},
             {"runner_failure", b.runner_failure},
             {"wall_s", b.wall_s},
+            {"host_load", host_load_json(b.host_load)},
+            {"warnings", warnings_json(b.warnings)},
             {"shapes", shapes}};
 }
 

@@ -80,13 +80,14 @@ std::string to_text(const eval::evaluation& e) {
             out += fmt::format("  FAIL {}/{} trial {} (seed {}): {}\n", c.mode, c.shape, c.trial, c.seed, c.reason);
 
     if (e.bench.ran) {
-        std::size_t warnings = 0;
+        std::size_t warnings = e.bench.warnings.size();
         for (const auto& s : e.bench.shapes) warnings += s.warnings.size();
         out += fmt::format("bench: {}{} | {} MiB of cold traffic between two uses of an input set (rotation + flush) | "
                            "{:.1f} s\n",
                            e.bench.ok ? "ok" : "FAILED",
                            warnings ? fmt::format(", {} warning{} (below)", warnings, warnings == 1 ? "" : "s") : "",
                            e.bench.evict_bytes >> 20, e.bench.wall_s);
+        for (const auto& w : e.bench.warnings) out += fmt::format("  warning ({}): {}\n", w.code, w.message);
         out += fmt::format("  {:<5} {:<14} {:>5} {:>11} {:>10} {:>9} {:>10} {:>10} {:>10} {:>7} {:>9} {:>8}  {}\n", "mode",
                            "shape", "n", "median_ms", "mean_ms", "std_ms", "min_ms", "p10_ms", "p90_ms", "cv", "GB/s",
                            "checked", "stop");

@@ -8,6 +8,10 @@
 #include <regex>
 #include <set>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "integration/expect_rejected.hpp"
 #include "kloop_process.hpp"
 #include "platform/file_io.hpp"
@@ -319,4 +323,56 @@ TEST(VerifyTest, WeakNumbersCarryTheirWarnings) {
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("warning (time_cap)"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("warnings (below)"), std::string::npos) << text.out;
+}
+
+namespace {
+
+// Processes that only burn CPU, for as long as the object lives: other work on the machine.
+class spinners {
+public:
+    explicit spinners(int n) {
+        for (int i = 0; i < n; ++i) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                ::execlp("sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            if (pid > 0) m_pids.push_back(pid);
+        }
+    }
+    ~spinners() {
+        for (pid_t p : m_pids) ::kill(p, SIGKILL);
+        for (pid_t p : m_pids) ::waitpid(p, nullptr, 0);
+    }
+    spinners(const spinners&) = delete;
+    spinners& operator=(const spinners&) = delete;
+
+private:
+    std::vector<pid_t> m_pids;
+};
+
+}  // namespace
+
+// Three processes spinning beside the bench: the record says the machine was busy, the text says
+// so, and --require-quiet refuses the numbers (exit 2) after printing them.
+TEST(VerifyTest, ABusyMachineIsWarnedAboutAndRequireQuietRefusesIt) {
+    const spinners busy(3);
+    std::vector<std::string> args = {"verify", example_dir(), "--candidate", example_dir() + "/versions/v1_rowwise.cpp",
+                                     "--mode", "fwd"};
+    for (const auto& a : quick_bench()) args.push_back(a);
+    auto json_args = args;
+    json_args.push_back("--json");
+    const auto r = run_kloop(json_args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto& bench = r.record.at("bench");
+    EXPECT_TRUE(bench.at("host_load").at("busy").get<bool>()) << bench.at("host_load").dump();
+    EXPECT_GT(bench.at("host_load").at("samples").get<int>(), 0);
+    ASSERT_EQ(bench.at("warnings").size(), 1u) << bench.dump();
+    EXPECT_EQ(bench.at("warnings").at(0).at("code"), "busy_machine");
+
+    args.push_back("--require-quiet");
+    const auto refused = run_kloop(args);
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.out.find("warning (busy_machine)"), std::string::npos) << refused.out;  // printed first
+    EXPECT_NE(refused.err.find("--require-quiet"), std::string::npos) << refused.err;
 }

@@ -14,6 +14,7 @@
 #include "measure/ab_comparison.hpp"
 #include "measure/sample_warnings.hpp"
 #include "measure/statistics.hpp"
+#include "platform/host_load.hpp"
 
 namespace kloop::eval {
 
@@ -63,6 +64,8 @@ struct ab_evaluation {
     double timing_wall_s = 0;              // the A/B runner's wall time, start to exit
     std::uint64_t seed = 0;                // the gate's drawn seed; the A/B inputs derive from it
     std::uint64_t evict_bytes = 0;
+    platform::host_load_report host_load;  // other work on the machine while it timed
+    std::vector<measure::sample_warning> warnings;  // of the whole timing ("busy_machine")
 };
 
 // A pair's result before anything ran: the op, both labels and the A/B settings.

@@ -18,6 +18,7 @@
 #include "check/comparison.hpp"
 #include "measure/sample_warnings.hpp"
 #include "measure/statistics.hpp"
+#include "platform/host_load.hpp"
 
 namespace kloop::eval {
 
@@ -113,6 +114,8 @@ struct bench_report {
     std::vector<bench_shape_report> shapes;
     std::string runner_failure;
     double wall_s = 0;                     // the bench runner's wall time, start to exit
+    platform::host_load_report host_load;  // other work on the machine while it timed
+    std::vector<measure::sample_warning> warnings;  // of the whole bench ("busy_machine")
 };
 
 struct build_summary {
