@@ -110,7 +110,7 @@ protected:
         sub.add_flag("--json", m_cfg.json, "Print the JSON record (schema kloop.compare) instead of the table");
         sub.add_option("--json-out", m_cfg.json_out, "Also write the JSON record to this file");
         add_min_effect_options(sub, m_cfg.ab);
-        add_require_quiet_option(sub, m_cfg.require_quiet);
+        add_require_quiet_option(sub, m_cfg.require_quiet, "exit 2 after the report");
         m_seed_option = sub.add_option("--seed", m_cfg.seed,
                                        "Replay: use this seed for the drawn gate trial of both sides (and the A/B "
                                        "inputs derived from it) instead of drawing one")

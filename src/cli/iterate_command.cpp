@@ -21,6 +21,7 @@ struct iterate_config {
     std::string candidate;
     std::string proposal;
     bool allow_unconfined = false;
+    bool require_quiet = false;
     eval::evaluation_options options;
     measure::ab_config ab;
 };
@@ -39,6 +40,7 @@ protected:
         sub.add_flag("--allow-unconfined", m_cfg.allow_unconfined,
                      "Promote a FASTER candidate that ran unconfined (the Python worker, a kernel without seccomp or "
                      "Landlock); without it such a result is rejected (docs/security.md)");
+        add_require_quiet_option(sub, m_cfg.require_quiet, "a FASTER candidate timed on a busy machine is not promoted");
     }
 
     int do_execute(const invocation& inv) override {
@@ -48,6 +50,7 @@ protected:
         if (!m_cfg.candidate.empty()) req.candidate = m_cfg.candidate;
         req.proposal = m_cfg.proposal;
         req.allow_unconfined = m_cfg.allow_unconfined;
+        req.require_quiet = m_cfg.require_quiet;
         req.options = m_cfg.options;
         req.ab = m_cfg.ab;
         req.command_line = inv.argv;

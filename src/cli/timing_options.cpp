@@ -62,10 +62,10 @@ void add_early_verdict_option(CLI::App& sub, measure::ab_config& ab) {
         "earlier (default: a shape stops at the first look whose corrected interval settles FASTER, SLOWER or SAME)");
 }
 
-void add_require_quiet_option(CLI::App& sub, bool& require_quiet) {
+void add_require_quiet_option(CLI::App& sub, bool& require_quiet, const std::string& effect) {
     sub.add_flag("--require-quiet", require_quiet,
-                 "Refuse numbers timed while other work was runnable on the machine: exit 2 after the report "
-                 "(without it they carry a busy_machine warning)");
+                 "Refuse numbers timed while other work was runnable on the machine: " + effect +
+                     " (without it they carry a busy_machine warning)");
 }
 
 int refuse_busy(bool require_quiet, const platform::host_load_report& load, std::ostream& err, int otherwise) {

@@ -27,8 +27,9 @@ void add_check_every_option(CLI::App& sub, int& check_every, timed_sides sides);
 void add_min_effect_options(CLI::App& sub, measure::ab_config& ab);
 // --no-early-verdict alone: measure/early_verdict.hpp off.
 void add_early_verdict_option(CLI::App& sub, measure::ab_config& ab);
-// --require-quiet: numbers timed while other work was runnable (platform/host_load) are refused.
-void add_require_quiet_option(CLI::App& sub, bool& require_quiet);
+// --require-quiet: numbers timed while other work was runnable (platform/host_load) are refused;
+// `effect` says how the verb refuses them.
+void add_require_quiet_option(CLI::App& sub, bool& require_quiet, const std::string& effect);
 // With --require-quiet and a busy timing: says so on `err` (naming the load) and returns exit 2;
 // else `otherwise`. The report is printed before, so nothing is lost.
 [[nodiscard]] int refuse_busy(bool require_quiet, const platform::host_load_report& load, std::ostream& err, int otherwise);

@@ -64,7 +64,7 @@ protected:
         add_held_out_option(sub, m_cfg.options);
         add_stopping_rule_options(sub, m_cfg.options.stop, timed_sides::one);
         add_check_every_option(sub, m_cfg.options.check_every, timed_sides::one);
-        add_require_quiet_option(sub, m_cfg.require_quiet);
+        add_require_quiet_option(sub, m_cfg.require_quiet, "exit 2 after the report");
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runner's job, events and logs in this directory");
         sub.add_option("--base", m_cfg.base,
                        "After a green verify, compare against this version as `kloop compare` does: a source file if "

@@ -143,12 +143,23 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
                 r.graph_replay_error = e.value("graph_replay_error", "");
                 r.discarded_samples = e.value("discarded_samples", 0);
                 std::vector<double> clocks;
-                for (const auto& info : e.value("sample_info", json::array()))
-                    if (info.is_object() && info.contains("sm_clock_mhz")) clocks.push_back(info.at("sm_clock_mhz").get<double>());
+                int with_events = 0;
+                std::vector<std::string> reasons;
+                for (const auto& info : e.value("sample_info", json::array())) {
+                    if (!info.is_object()) continue;
+                    if (info.contains("sm_clock_mhz")) clocks.push_back(info.at("sm_clock_mhz").get<double>());
+                    if (info.contains("reasons") && info.at("reasons").is_string()) {
+                        ++with_events;
+                        const auto why = info.at("reasons").get<std::string>();
+                        if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
+                    }
+                }
                 if (!clocks.empty()) r.sm_clock_mhz_median = measure::summarize(clocks).median;
                 if (!r.samples_s.empty()) {
                     r.stats_s = measure::summarize(r.samples_s);
                     r.warnings = measure::sample_warnings(*r.stats_s, r.stop_reason, r.discarded_samples);
+                    for (auto& w : measure::clock_event_warning(with_events, static_cast<int>(r.samples_s.size()), reasons))
+                        r.warnings.push_back(std::move(w));
                 }
                 for (const auto& chk : e.value("checks", json::array())) {
                     ++r.checks_total;

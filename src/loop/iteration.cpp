@@ -113,6 +113,12 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
                      ab.candidate.isolation.value("detail", std::string("see its isolation check")) +
                      "); --allow-unconfined promotes it";
     }
+    if (cls.status == iteration_status::positive && req.require_quiet && ab.host_load.busy()) {
+        cls.status = iteration_status::rejected;
+        cls.kind = rejection_kind::bench;
+        cls.reason = "not promoted: " + cls.reason + ", but the machine was busy while it was timed (" +
+                     ab.host_load.describe() + "); --require-quiet promotes only verdicts from a quiet machine";
+    }
     marker.reset();
     fault_point("iterate.compared");
 

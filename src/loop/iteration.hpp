@@ -44,6 +44,9 @@ struct iterate_request {
     // Promote a FASTER candidate whose evaluation was not confined (docs/security.md); without it
     // such an iteration is rejected (integrity), since its numbers are the candidate's to forge.
     bool allow_unconfined = false;
+    // Promote a FASTER candidate only when nothing else was runnable while the A/B timed
+    // (platform/host_load): a verdict from a busy machine is then rejected (bench), not promoted.
+    bool require_quiet = false;
 };
 
 struct iterate_outcome {

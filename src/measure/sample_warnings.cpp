@@ -5,6 +5,16 @@
 
 namespace kloop::measure {
 
+std::vector<sample_warning> clock_event_warning(int samples_with_events, int samples,
+                                                const std::vector<std::string>& reasons) {
+    if (samples_with_events <= 0) return {};
+    std::string names;
+    for (const auto& r : reasons) names += (names.empty() ? "" : ", ") + r;
+    return {{"clock_events", fmt::format("{} of {} samples were taken while the GPU reported clock event reasons ({}): "
+                                         "the clocks were held below what the chip can run",
+                                         samples_with_events, samples, names)}};
+}
+
 std::vector<sample_warning> busy_machine_warning(bool busy, const std::string& load_description) {
     if (!busy) return {};
     return {{"busy_machine", "the machine was busy while this was timed (" + load_description +

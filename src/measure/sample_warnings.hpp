@@ -17,7 +17,7 @@
 namespace kloop::measure {
 
 struct sample_warning {
-    std::string code;     // "few_samples" | "high_cv" | "time_cap" | "sample_cap" | "throttled" | "busy_machine"
+    std::string code;     // "few_samples" | "high_cv" | "time_cap" | "sample_cap" | "throttled" | "clock_events" | "busy_machine"
     std::string message;  // one sentence with the numbers
 };
 
@@ -29,6 +29,12 @@ struct sample_warning_thresholds {
 // `stop_reason`: the stopping rule's word for how the shape ended ("converged", "plateau",
 // "time_cap", "sample_cap"; anything else is not judged). `discarded`: samples retaken because
 // the SM clock was below 75 % of its maximum.
+// "clock_events" when some kept samples were taken while the GPU reported clock event reasons
+// other than idle (a power cap, thermal slowdown, …: `reasons`, the distinct descriptions, e.g.
+// "sw_power_cap"); nothing when `samples_with_events` is 0.
+[[nodiscard]] std::vector<sample_warning> clock_event_warning(int samples_with_events, int samples,
+                                                              const std::vector<std::string>& reasons);
+
 // "busy_machine" when other work was runnable in enough of the timing's load samples
 // (platform/host_load's report, described by `load_description`); nothing otherwise.
 [[nodiscard]] std::vector<sample_warning> busy_machine_warning(bool busy, const std::string& load_description);

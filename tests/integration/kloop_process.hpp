@@ -1,6 +1,10 @@
 // Test helper: run the real kloop executable (built beside the tests) and parse its JSON record.
 #pragma once
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -156,5 +160,29 @@ inline std::string all_reasons(const nlohmann::json& record) {
     }
     return all;
 }
+
+// Processes that only burn CPU, for as long as the object lives: other work on the machine.
+class spinners {
+public:
+    explicit spinners(int n) {
+        for (int i = 0; i < n; ++i) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                ::execlp("sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            if (pid > 0) m_pids.push_back(pid);
+        }
+    }
+    ~spinners() {
+        for (pid_t p : m_pids) ::kill(p, SIGKILL);
+        for (pid_t p : m_pids) ::waitpid(p, nullptr, 0);
+    }
+    spinners(const spinners&) = delete;
+    spinners& operator=(const spinners&) = delete;
+
+private:
+    std::vector<pid_t> m_pids;
+};
 
 }  // namespace kloop::testing

@@ -746,3 +746,29 @@ TEST_F(LoopTest, ConcurrentCommandsAreRefusedOrLoseNothing) {
     EXPECT_EQ(kloop::loop::strategy_memory(m_memory).count_rows(), rows_before + 2);
     EXPECT_EQ(status().at("iterations"), 2);
 }
+
+// A process spinning beside the A/B: with --require-quiet, whatever the verdict, v1 is never
+// promoted from it; the record keeps the load that says why. Runs alone (ctest RUN_SERIAL).
+TEST_F(LoopTest, RequireQuietNeverPromotesAVerdictFromABusyMachine) {
+    const auto i = init(3);
+    ASSERT_EQ(i.exit_code, 0) << i.err << i.out;
+    fs::copy_file(m_op / "versions" / "v1_rowwise.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    const auto proposal = m_dir.path() / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, proposal_text("one pass per row, 32 lanes", "- vectorization"));
+    kloop::testing::kloop_run v1;
+    {
+        const kloop::testing::spinners busy(1);
+        v1 = run({"iterate", "--proposal", proposal.string(), "--require-quiet"}, true);
+    }
+    ASSERT_EQ(v1.exit_code, 0) << v1.err << v1.out;
+    EXPECT_EQ(v1.out.find("v1: positive"), std::string::npos) << v1.out;
+    const auto rec = nlohmann::json::parse(kloop::platform::read_file(m_ws / "iter_v1" / "benchmark_result.json"));
+    if (rec.at("ab").at("timed").get<bool>()) {  // both gates green: the A/B timed beside the spinner
+        EXPECT_TRUE(rec.at("ab").at("host_load").at("busy").get<bool>()) << rec.at("ab").at("host_load").dump();
+        EXPECT_EQ(rec.at("ab").at("warnings").at(0).at("code"), "busy_machine");
+    }
+    const auto& it = rec.at("iteration");
+    if (it.at("status") == "rejected" && it.at("reason").get<std::string>().find("busy") != std::string::npos) {
+        EXPECT_NE(it.at("reason").get<std::string>().find("--require-quiet"), std::string::npos) << it.dump(1);
+    }
+}

@@ -55,3 +55,17 @@ TEST(SampleWarningsTest, ThresholdsAreTheCallers) {
     EXPECT_EQ(codes(km::sample_warnings(km::summarize(s), "converged", 0, {30, 0.05})),
               (std::vector<std::string>{"few_samples", "high_cv"}));
 }
+
+TEST(SampleWarningsTest, ClockEventsAndABusyMachineAreNamedWithTheirFacts) {
+    EXPECT_TRUE(km::clock_event_warning(0, 40, {}).empty());
+    const auto c = km::clock_event_warning(3, 40, {"sw_power_cap", "hw_slowdown"});
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].code, "clock_events");
+    EXPECT_NE(c[0].message.find("3 of 40 samples"), std::string::npos) << c[0].message;
+    EXPECT_NE(c[0].message.find("sw_power_cap, hw_slowdown"), std::string::npos) << c[0].message;
+    EXPECT_TRUE(km::busy_machine_warning(false, "x").empty());
+    const auto b = km::busy_machine_warning(true, "other runnable threads in 9 of 10 samples");
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0].code, "busy_machine");
+    EXPECT_NE(b[0].message.find("9 of 10 samples"), std::string::npos);
+}
