@@ -83,8 +83,7 @@ json to_json(const eval::ab_evaluation& ab) {
     const auto& env = ab.env;
     return {{"schema_version", ab_schema_version},
             {"kind", "kloop.compare"},
-            {"kloop", {{"version", env.kloop_version}, {"commit", env.kloop_commit}, {"dirty", env.kloop_dirty},
-                       {"build_type", env.build_type}}},
+            {"kloop", kloop_build_json(env)},
             {"command_line", ab.command_line},
             {"op", ab.op},
             {"ok", ab.ok},

@@ -81,6 +81,11 @@ json gate_json(const eval::gate_report& g) {
 
 }  // namespace
 
+json kloop_build_json(const eval::environment_info& env) {
+    return {{"version", env.kloop_version}, {"commit", env.kloop_commit}, {"dirty", env.kloop_dirty},
+            {"build_type", env.build_type}};
+}
+
 json host_load_json(const platform::host_load_report& l) {
     return {{"samples", l.samples}, {"busy_samples", l.busy_samples}, {"max_other", l.max_other},
             {"mean_other", l.mean_other}, {"busy", l.busy()}};
@@ -159,8 +164,7 @@ json to_json(const eval::evaluation& e) {
     for (const auto& c : e.integrity)
         integrity.push_back({{"name", c.name}, {"status", eval::to_string(c.status)}, {"detail", c.detail}});
     json j = {{"schema_version", evaluation_schema_version},
-            {"kloop", {{"version", e.env.kloop_version}, {"commit", e.env.kloop_commit}, {"dirty", e.env.kloop_dirty},
-                       {"build_type", e.env.build_type}}},
+            {"kloop", kloop_build_json(e.env)},
             {"command_line", e.command_line},
             {"op", e.op},
             {"candidate", e.candidate},

@@ -32,6 +32,8 @@ namespace kloop::report {
 
 // [{"code": …, "message": …}, …] (measure/sample_warnings).
 [[nodiscard]] nlohmann::json warnings_json(const std::vector<measure::sample_warning>& warnings);
+// {"version", "commit", "dirty", "build_type"}: the kloop that wrote a record.
+[[nodiscard]] nlohmann::json kloop_build_json(const eval::environment_info& env);
 // {"samples", "busy_samples", "max_other", "mean_other", "busy"} (platform/host_load).
 [[nodiscard]] nlohmann::json host_load_json(const platform::host_load_report& load);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/ab_text.hpp"
+#include "report/evaluation_json.hpp"
 
 namespace kloop::report {
 
@@ -42,8 +43,7 @@ json to_json(const noise_record& r) {
     const auto& s = r.summary;
     return {{"schema_version", noise_schema_version},
             {"kind", "kloop.noise"},
-            {"kloop", {{"version", env.kloop_version}, {"commit", env.kloop_commit}, {"dirty", env.kloop_dirty},
-                       {"build_type", env.build_type}}},
+            {"kloop", kloop_build_json(env)},
             {"command_line", r.command_line},
             {"op", r.op},
             {"candidate", r.candidate},
