@@ -13,9 +13,14 @@ void op_backend::require_support(const spec::op_spec& spec) const {
     require_backend_support(spec, built_in());
 }
 
-std::vector<std::filesystem::path> op_backend::header_dirs(const spec::op_spec& spec) const {
+std::vector<std::filesystem::path> op_include_dirs(const spec::op_spec& spec) {
     std::vector<std::filesystem::path> dirs;
     for (const auto& d : spec.build.include_dirs) dirs.push_back(spec.op_dir / d);
+    return dirs;
+}
+
+std::vector<std::filesystem::path> op_backend::header_dirs(const spec::op_spec& spec) const {
+    auto dirs = op_include_dirs(spec);
     dirs.push_back(platform::abi_include_dir());
     return dirs;
 }

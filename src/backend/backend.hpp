@@ -120,6 +120,9 @@ public:
     [[nodiscard]] virtual std::string profile_unavailable(const spec::op_spec& spec) const;
 };
 
+// The spec's [build] include_dirs, relative to the op directory, made absolute.
+[[nodiscard]] std::vector<std::filesystem::path> op_include_dirs(const spec::op_spec& spec);
+
 // The one table. The op's backend: blackbox for [op] mode = "blackbox", else its language's.
 [[nodiscard]] const op_backend& backend_for(const spec::op_spec& spec);
 // The backend of a language ([op] backend): cpu, cuda or python.

@@ -21,7 +21,7 @@ public:
         build_request req;
         req.source = in.source;
         req.flags = in.spec.build.flags;
-        for (const auto& d : in.spec.build.include_dirs) req.include_dirs.push_back(in.spec.op_dir / d);
+        req.include_dirs = op_include_dirs(in.spec);
         req.abi_include_dir = platform::abi_include_dir();
         req.cache_dir = in.cache_dir;
         req.timeout_s = in.timeout_s;

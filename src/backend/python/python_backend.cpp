@@ -20,9 +20,7 @@ public:
 
     // A module sees only its own directory and the spec's include_dirs: no C ABI headers.
     [[nodiscard]] std::vector<std::filesystem::path> header_dirs(const spec::op_spec& spec) const override {
-        std::vector<std::filesystem::path> dirs;
-        for (const auto& d : spec.build.include_dirs) dirs.push_back(spec.op_dir / d);
-        return dirs;
+        return op_include_dirs(spec);
     }
 
     [[nodiscard]] build_record build(const build_inputs& in) const override {
