@@ -38,7 +38,7 @@ import traceback
 from typing import List, Optional
 
 from . import PROTOCOL_VERSION, op_times
-from .protocol import EventWriter, JobError, parse_job
+from .protocol import EventWriter, JobError, parse_job, start_event
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -161,7 +161,7 @@ def _run_worker(args) -> int:
             return 2
         try:
             if isinstance(hosts, Exception):
-                events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase})
+                events.write(start_event(job.phase))
                 events.write({"event": "fatal", "message": "cannot start the candidate host: %s" % hosts})
                 return 3
             return run_job(job, events, hosts=hosts)
@@ -263,7 +263,7 @@ def _run_job(job, events, hosts, split: Optional[bool]) -> int:
     facts = environment.resolve(settings.get("device", "auto"))
     leave_the_fork_if_needed(facts, before_exec=hosts.close if hosts is not None else None)
     if "environment_error" in facts:
-        events.write({"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "worker": facts})
+        events.write(start_event(job.phase, worker=facts))
         events.write({"event": "fatal", "message": "cannot use the device: " + facts["environment_error"]})
         return 3
     allow_tf32 = bool(settings.get("allow_tf32", False))
@@ -307,7 +307,7 @@ def _run_with(job, events, facts, backend, flags, timer, hosts, allow_tf32: bool
 
     facts["numeric_flags"] = flags.expected()
     facts["protocol"] = PROTOCOL_VERSION
-    start = {"event": "start", "pid": os.getpid(), "abi": 1, "phase": job.phase, "worker": facts}
+    start = start_event(job.phase, worker=facts)
     buffers_backend = backend
     if hosts is not None:
         from . import remote_side

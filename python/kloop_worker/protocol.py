@@ -16,6 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
 JOB_SCHEMA_VERSION = 1
+# The events this worker writes: src/runner/event_schema.json (the C++ runner's
+# runner::k_events_schema_version); python/tests/test_event_schema.py holds them to it.
+EVENTS_SCHEMA_VERSION = 1
+
+
+def start_event(phase: str, **more):
+    """The first event of a job: which process, which ABI, which events schema, which phase."""
+    e = {"event": "start", "pid": os.getpid(), "abi": 1, "schema_version": EVENTS_SCHEMA_VERSION, "phase": phase}
+    e.update(more)
+    return e
 MASK64 = (1 << 64) - 1
 
 

@@ -52,6 +52,10 @@ from .tensors import CallBuffers, outputs_bitwise_equal
 
 # The stop reason of a bench or A/B item ended by a call that damaged a red zone or an input.
 INTEGRITY_FAILURE = "integrity_failure"
+# No cap ends a series with the checker's windows before it has this many (the C++ runner's
+# measure::k_timer_min_windows): on a machine whose every core is busy one honest window may
+# include a scheduler slice of waiting; the smallest of five does not, unless every call waited.
+TIMER_MIN_WINDOWS = 5
 
 
 class Fatal(Exception):
@@ -446,8 +450,12 @@ class Worker:
             if warm >= 1000:
                 break
 
+        def too_few_windows() -> bool:
+            return (len(samples) < TIMER_MIN_WINDOWS and bool(sample_info)
+                    and isinstance(sample_info[-1], dict) and "window_s" in sample_info[-1])
+
         s = 0
-        while not rule.done:
+        while not rule.done or too_few_windows():
             cur = sets[s % n_sets]
             sample_start = time.perf_counter()
             self.prepare(cur, lambda: self.flush_caches(self.candidate, b.flush_bytes))
@@ -597,10 +605,12 @@ class Worker:
         max_retakes = 10
         r = 0
         while True:
-            if stopped[0] != "not_done" and stopped[1] != "not_done":
+            # Where the sides have windows, nothing ends the item before each has TIMER_MIN_WINDOWS.
+            may_end = (not windows[0] and not windows[1]) or min(len(windows[0]), len(windows[1])) >= TIMER_MIN_WINDOWS
+            if may_end and stopped[0] != "not_done" and stopped[1] != "not_done":
                 break
             capped = False
-            for si in range(2):
+            for si in range(2 if may_end else 0):
                 if rules[si].total_s >= rules[si].max_time_s:
                     capped, state["stop"] = True, "time_cap"
                 elif rules[si].count >= rules[si].max_samples:

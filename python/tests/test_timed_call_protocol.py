@@ -114,6 +114,20 @@ class BenchProtocolTest(unittest.TestCase):
         self.assertEqual(failures(res["checks"]), [])
         self.assertTrue(res["checks"][-1].get("final"))
 
+    def test_a_cap_leaves_the_timer_check_five_windows(self):
+        # A rule done after 2 samples (and a sample cap of 2): a candidate in its own host (windows
+        # around its calls) is still timed five times; one sharing the worker's process (no
+        # windows) stops at two.
+        hosted = Run("bench", "versions/v0_numpy.py", min_samples=2).one("bench_result")
+        self.assertEqual(len(hosted["samples_s"]), 5)
+        self.assertTrue(all("window_s" in i for i in hosted["sample_info"]))
+        shared = Run("bench", "versions/v0_numpy.py", split=False, min_samples=2).one("bench_result")
+        self.assertEqual(len(shared["samples_s"]), 2)
+        ab = Run("ab", "versions/v0_numpy.py", base="versions/v0_numpy.py", min_samples=2).one("ab_result")
+        self.assertEqual(len(ab["base_samples_s"]), len(ab["candidate_samples_s"]))
+        self.assertGreaterEqual(len(ab["base_samples_s"]), 5)
+        self.assertGreaterEqual(len(ab["candidate_windows_s"]), 5)
+
     def test_skipping_when_the_output_is_not_poison_never_happens(self):
         r = Run("bench", "broken/skips_unless_poisoned.py", split=False)
         res = r.one("bench_result")

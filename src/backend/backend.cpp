@@ -25,7 +25,7 @@ std::vector<std::filesystem::path> op_backend::header_dirs(const spec::op_spec& 
     return dirs;
 }
 
-std::vector<eval::integrity_check> op_backend::run_checks(const std::vector<const std::vector<nlohmann::json>*>&) const {
+std::vector<eval::integrity_check> op_backend::run_checks(const std::vector<const std::vector<runner::event>*>&) const {
     return {};
 }
 

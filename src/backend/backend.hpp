@@ -36,6 +36,7 @@
 #include "eval/record/context.hpp"
 #include "eval/record/evaluation.hpp"
 #include "platform/subprocess.hpp"
+#include "runner/events.hpp"
 #include "runner/job.hpp"
 #include "spec/op_spec.hpp"
 
@@ -107,7 +108,7 @@ public:
 
     // Checks over the events of the evaluation's runner sessions (gate, bench); none by default.
     [[nodiscard]] virtual std::vector<eval::integrity_check> run_checks(
-        const std::vector<const std::vector<nlohmann::json>*>& sessions) const;
+        const std::vector<const std::vector<runner::event>*>& sessions) const;
 
     // Whether a built candidate is timed on a GPU (the flush is then the runner's 2 x L2).
     [[nodiscard]] virtual bool timed_on_gpu(const eval::build_summary& candidate_build) const = 0;

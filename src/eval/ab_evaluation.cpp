@@ -48,7 +48,7 @@ std::string side_error(const char* side, const side_checks& c) {
 }
 
 // One bench item's ab_result (or its absence) → the shape's row.
-ab_shape_result interpret_item(const runner::call_plan& plan, const json* result, bool started, const std::string& stage,
+ab_shape_result interpret_item(const runner::call_plan& plan, const runner::ab_result_event* result, bool started, const std::string& stage,
                                const std::string& runner_failure, const measure::ab_config& config) {
     ab_shape_result s;
     s.mode = plan.mode;
@@ -61,26 +61,25 @@ ab_shape_result interpret_item(const runner::call_plan& plan, const json* result
             s.error = runner_failure.empty() ? "not run" : "not run: " + runner_failure;
         return s;
     }
-    const json& e = *result;
-    s.base_samples_s = e.value("base_samples_s", std::vector<double>{});
-    s.candidate_samples_s = e.value("candidate_samples_s", std::vector<double>{});
+    const runner::ab_result_event& e = *result;
+    s.base_samples_s = e.base_samples_s;
+    s.candidate_samples_s = e.candidate_samples_s;
     if (!s.base_samples_s.empty()) s.base_s = measure::summarize(s.base_samples_s);
     if (!s.candidate_samples_s.empty()) s.candidate_s = measure::summarize(s.candidate_samples_s);
-    if (e.contains("error")) {
-        s.error = "the " + e.value("side", std::string("?")) + " returned " + std::to_string(e.value("return_code", 0)) +
-                  " at " + e.value("error", std::string("?")) + " call " + std::to_string(e.value("sample", 0));
-        if (e.contains("device_error")) s.error += " (device error: " + e.at("device_error").get<std::string>() + ")";
+    if (e.failure) {
+        s.error = runner::describe_call_failure("the " + (e.failure->side.empty() ? std::string("?") : e.failure->side),
+                                                *e.failure);
         return s;
     }
-    s.base_stop_reason = e.value("base_stop_reason", "");
-    s.candidate_stop_reason = e.value("candidate_stop_reason", "");
-    if (e.contains("early_verdict") && e.at("early_verdict").is_string()) s.early_verdict = e.at("early_verdict").get<std::string>();
+    s.base_stop_reason = e.base_stop_reason;
+    s.candidate_stop_reason = e.candidate_stop_reason;
+    if (e.early_verdict) s.early_verdict = *e.early_verdict;
     if (s.base_s) s.base_warnings = measure::sample_warnings(*s.base_s, s.base_stop_reason, 0);
     if (s.candidate_s) s.candidate_warnings = measure::sample_warnings(*s.candidate_s, s.candidate_stop_reason, 0);
-    s.input_sets = e.value("input_sets", 0);
-    s.flush_bytes = e.value("flush_bytes", std::uint64_t{0});
-    const auto base_checks = judge_checks(plan, e.value("base_checks", json::array()));
-    const auto cand_checks = judge_checks(plan, e.value("candidate_checks", json::array()));
+    s.input_sets = e.input_sets;
+    s.flush_bytes = e.flush_bytes;
+    const auto base_checks = judge_checks(plan, e.base_checks);
+    const auto cand_checks = judge_checks(plan, e.candidate_checks);
     s.base_checks_total = base_checks.total;
     s.base_checks_failed = base_checks.failed;
     s.candidate_checks_total = cand_checks.total;
@@ -340,14 +339,12 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     r.runner_failure = session.describe_failure();
     r.timing_wall_s = session.process.wall_s;
 
-    std::map<int, const json*> results;
+    std::map<int, const runner::ab_result_event*> results;
     std::map<int, std::string> stage;
     for (const auto& e : session.events) {
-        const auto kind = e.value("event", "");
-        const int id = e.value("id", -1);
-        if (kind == "ab_result") results[id] = &e;
-        else if (kind == "ab_start") stage[id] = "start";
-        else if (kind == "stage") stage[id] = e.value("stage", "");
+        if (const auto* x = std::get_if<runner::ab_result_event>(&e)) results[x->id] = x;
+        else if (const auto* st = std::get_if<runner::item_start_event>(&e)) stage[st->id] = "start";
+        else if (const auto* g = std::get_if<runner::stage_event>(&e)) stage[g->id] = g->stage;
     }
     bool all_ok = true;
     for (const auto& item : job.bench) {

@@ -1,6 +1,8 @@
 // kloop eval: imported-symbol and kernel-census integrity checks (candidate_integrity.hpp).
 #include "eval/candidate_integrity.hpp"
 
+#include "eval/runner_session.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -24,16 +26,15 @@ check_status status_of(check::census_status s) {
 
 }  // namespace
 
-gate_census gather_gate_census(const runner::job& gate_job, const std::vector<json>& gate_events) {
+gate_census gather_gate_census(const runner::job& gate_job, const std::vector<runner::event>& gate_events) {
     gate_census out;
     std::map<int, const runner::gate_case*> cases;
     for (const auto& c : gate_job.gate) cases[c.id] = &c;
-    for (const auto& e : gate_events)
-        if (e.value("event", "") == "start" && e.contains("candidate_device") && e.at("candidate_device").is_object())
-            out.device_flush_bytes = e.at("candidate_device").value("flush_bytes_per_sample", std::uint64_t{0});
-    for (const auto& e : gate_events) {
-        if (e.value("event", "") != "case_result") continue;
-        const auto it = cases.find(e.value("id", -1));
+    if (const auto* start = start_of(gate_events); start != nullptr && start->candidate_device.is_object())
+        out.device_flush_bytes = start->candidate_device.value("flush_bytes_per_sample", std::uint64_t{0});
+    for (const auto* r : events_of<runner::case_result_event>(gate_events)) {
+        const json& e = r->facts;
+        const auto it = cases.find(r->id);
         if (it == cases.end()) continue;
         const auto& plan = gate_job.calls[static_cast<std::size_t>(it->second->call)];
         const auto label = plan.get_label() + " trial " + std::to_string(it->second->trial);
@@ -77,7 +78,7 @@ std::vector<integrity_check> census_checks(const gate_census& census, const benc
 }
 
 std::map<std::string, std::vector<std::string>> census_kernel_names(const runner::job& gate_job,
-                                                                    const std::vector<json>& gate_events) {
+                                                                    const std::vector<runner::event>& gate_events) {
     std::map<std::string, std::vector<std::string>> out;
     auto add = [&](const json& census, const std::string& mode) {
         const auto call = check::census_call_from_json(census, "", "");
@@ -86,11 +87,10 @@ std::map<std::string, std::vector<std::string>> census_kernel_names(const runner
         for (const auto& k : call.kernels)
             if (std::find(names.begin(), names.end(), k.name) == names.end()) names.push_back(k.name);
     };
-    for (const auto& e : gate_events) {
-        if (e.value("event", "") != "case_result") continue;
-        const int id = e.value("id", -1);
+    for (const auto* r : events_of<runner::case_result_event>(gate_events)) {
+        const json& e = r->facts;
         for (const auto& c : gate_job.gate) {
-            if (c.id != id) continue;
+            if (c.id != r->id) continue;
             const auto& mode = gate_job.calls[static_cast<std::size_t>(c.call)].mode;
             if (e.contains("census")) add(e.at("census"), mode);
         }

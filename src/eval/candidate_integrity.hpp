@@ -17,12 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/record/evaluation.hpp"
+#include "runner/events.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::eval {
 
 // The gate's census (evaluation.hpp), gathered from its case_result events.
-[[nodiscard]] gate_census gather_gate_census(const runner::job& gate_job, const std::vector<nlohmann::json>& gate_events);
+[[nodiscard]] gate_census gather_gate_census(const runner::job& gate_job, const std::vector<runner::event>& gate_events);
 
 // Event times to hold the census against, per "mode/shape": each timed shape's median when its
 // spec bytes exceed the cache flush (so a warm gate call and a cold timed sample see the same
@@ -49,6 +50,6 @@ struct timed_shape {
 // The kernel names CUPTI saw in the gate's checked calls, per mode (the union over its gate
 // shapes), in first-seen order; a mode without a census is absent.
 [[nodiscard]] std::map<std::string, std::vector<std::string>> census_kernel_names(
-    const runner::job& gate_job, const std::vector<nlohmann::json>& gate_events);
+    const runner::job& gate_job, const std::vector<runner::event>& gate_events);
 
 }  // namespace kloop::eval

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "backend/backend.hpp"
 #include "core/rng.hpp"
@@ -37,20 +38,19 @@ build_summary summarize_build(const backend::build_record& r) {
     return b;
 }
 
-// Index events by (kind, id).
+// The events of a gate or bench session by item id.
 struct event_index {
-    std::map<int, const json*> case_start, case_result, bench_start, bench_result;
+    std::map<int, const runner::case_result_event*> case_result;
+    std::map<int, const runner::bench_result_event*> bench_result;
+    std::set<int> started;
     std::map<int, std::string> last_stage;
 
-    explicit event_index(const std::vector<json>& events) {
+    explicit event_index(const std::vector<runner::event>& events) {
         for (const auto& e : events) {
-            const auto kind = e.value("event", "");
-            const int id = e.value("id", -1);
-            if (kind == "case_start") case_start[id] = &e;
-            else if (kind == "case_result") case_result[id] = &e;
-            else if (kind == "stage") last_stage[id] = e.value("stage", "");
-            else if (kind == "bench_start") bench_start[id] = &e;
-            else if (kind == "bench_result") bench_result[id] = &e;
+            if (const auto* x = std::get_if<runner::case_result_event>(&e)) case_result[x->id] = x;
+            else if (const auto* b = std::get_if<runner::bench_result_event>(&e)) bench_result[b->id] = b;
+            else if (const auto* st = std::get_if<runner::stage_event>(&e)) last_stage[st->id] = st->stage;
+            else if (const auto* i = std::get_if<runner::item_start_event>(&e)) started.insert(i->id);
         }
     }
 };
@@ -76,12 +76,13 @@ gate_report interpret_gate(const runner::job& job, const runner_session& s, bool
         r.trial = c.trial;
         r.seed = c.seed;
         if (auto it = idx.case_result.find(c.id); it != idx.case_result.end()) {
-            const auto verdict = judge_call(plan, *it->second);
+            const json& facts = it->second->facts;
+            const auto verdict = judge_call(plan, facts);
             judged.emplace_back(verdict, plan.get_label() + " trial " + std::to_string(c.trial));
             r.pass = verdict.pass;
             r.reason = verdict.reason;
-            if (it->second->contains("same_address_recheck")) {
-                const auto recheck = judge_call(plan, it->second->at("same_address_recheck"));
+            if (facts.contains("same_address_recheck")) {
+                const auto recheck = judge_call(plan, facts.at("same_address_recheck"));
                 judged.emplace_back(recheck, plan.get_label() + " trial " + std::to_string(c.trial) +
                                                  " same-address recheck");
                 if (r.pass && !recheck.pass) {
@@ -90,9 +91,9 @@ gate_report interpret_gate(const runner::job& job, const runner_session& s, bool
                 }
             }
             r.outputs = verdict.outputs;
-            r.call_s = it->second->value("call_s", 0.0);
-            if (it->second->contains("deterministic")) r.deterministic = it->second->at("deterministic").get<bool>();
-        } else if (idx.case_start.count(c.id) != 0) {
+            r.call_s = facts.value("call_s", 0.0);
+            if (facts.contains("deterministic")) r.deterministic = facts.at("deterministic").get<bool>();
+        } else if (idx.started.count(c.id) != 0) {
             const auto stage = idx.last_stage.count(c.id) ? idx.last_stage.at(c.id) : std::string("candidate");
             r.reason = g.runner_failure.empty() ? "no result" : g.runner_failure + " in the " + stage;
         } else {
@@ -112,10 +113,9 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
     b.evict_bytes = job.evict_bytes;
     b.runner_failure = s.describe_failure();
     b.wall_s = s.process.wall_s;
-    for (const auto& e : s.events)  // a GPU runner flushes 2 x its L2 per sample (job.evict_bytes 0)
-        if (e.value("event", "") == "start" && e.contains("candidate_device") &&
-            e.at("candidate_device").contains("flush_bytes_per_sample"))
-            b.evict_bytes = std::max(b.evict_bytes, e.at("candidate_device").at("flush_bytes_per_sample").get<std::uint64_t>());
+    // A GPU runner flushes 2 x its L2 per sample (job.evict_bytes 0).
+    if (const auto* start = start_of(s.events); start != nullptr && start->candidate_device.is_object())
+        b.evict_bytes = std::max(b.evict_bytes, start->candidate_device.value("flush_bytes_per_sample", std::uint64_t{0}));
     const event_index idx(s.events);
     bool all_ok = true;
     for (const auto& item : job.bench) {
@@ -128,24 +128,22 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
         r.flops = cost.flops;
         r.bytes = cost.bytes;
         if (auto it = idx.bench_result.find(item.id); it != idx.bench_result.end()) {
-            const json& e = *it->second;
-            if (e.contains("error")) {
-                r.error = "the candidate returned " + std::to_string(e.value("return_code", 0)) + " at " +
-                          e.value("error", "") + " call " + std::to_string(e.value("sample", 0));
+            const runner::bench_result_event& e = *it->second;
+            if (e.failure) {
+                r.error = runner::describe_call_failure("the candidate", *e.failure);
             } else {
-                r.samples_s = e.at("samples_s").get<std::vector<double>>();
-                r.stop_reason = e.value("stop_reason", "");
-                r.warmup_calls = e.value("warmup_calls", 0);
-                r.input_sets = e.value("input_sets", 0);
-                r.flush_bytes = e.value("flush_bytes", std::uint64_t{0});
-                if (e.contains("graph_replay_s_per_call"))
-                    r.graph_replay_s_per_call = e.at("graph_replay_s_per_call").get<double>();
-                r.graph_replay_error = e.value("graph_replay_error", "");
-                r.discarded_samples = e.value("discarded_samples", 0);
+                r.samples_s = e.samples_s;
+                r.stop_reason = e.stop_reason;
+                r.warmup_calls = e.warmup_calls;
+                r.input_sets = e.input_sets;
+                r.flush_bytes = e.flush_bytes;
+                r.graph_replay_s_per_call = e.graph_replay_s_per_call;
+                r.graph_replay_error = e.graph_replay_error;
+                r.discarded_samples = e.discarded_samples;
                 std::vector<double> clocks;
                 int with_events = 0;
                 std::vector<std::string> reasons;
-                for (const auto& info : e.value("sample_info", json::array())) {
+                for (const auto& info : e.sample_info) {
                     if (!info.is_object()) continue;
                     if (info.contains("sm_clock_mhz")) clocks.push_back(info.at("sm_clock_mhz").get<double>());
                     if (info.contains("reasons") && info.at("reasons").is_string()) {
@@ -161,7 +159,7 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
                     for (auto& w : measure::clock_event_warning(with_events, static_cast<int>(r.samples_s.size()), reasons))
                         r.warnings.push_back(std::move(w));
                 }
-                for (const auto& chk : e.value("checks", json::array())) {
+                for (const auto& chk : e.checks) {
                     ++r.checks_total;
                     const auto verdict = judge_call(plan, chk);
                     judged.emplace_back(verdict, plan.get_label() + " timed sample " + std::to_string(chk.value("sample", 0)));
@@ -176,7 +174,7 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
                     r.error = std::to_string(r.checks_failed) + " of " + std::to_string(r.checks_total) +
                               " timed calls checked failed; first: " + r.first_check_failure;
             }
-        } else if (idx.bench_start.count(item.id) != 0) {
+        } else if (idx.started.count(item.id) != 0) {
             r.error = (b.runner_failure.empty() ? std::string("no result") : b.runner_failure) + " while timing";
         } else {
             r.error = b.runner_failure.empty() ? "not run" : "not run: " + b.runner_failure;
@@ -318,7 +316,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     // kernels the gate's checked calls ran (eval/candidate_integrity.hpp), then the backend's
     // checks over the sessions' events. Appended to the per-call checks; a fail rejects the
     // candidate even when every call's numbers were right, and skips the bench.
-    std::vector<json> bench_events;
+    std::vector<runner::event> bench_events;
     const auto artefact_check = be.artefact_check(cand_build);
     auto add_candidate_checks = [&](evaluation& e) {
         e.integrity.push_back(artefact_check);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "eval/runner_session.hpp"
 #include "measure/statistics.hpp"
 #include "measure/timer_agreement.hpp"
 
@@ -12,12 +13,6 @@ namespace kloop::eval {
 using nlohmann::json;
 
 namespace {
-
-const json* start_event(const std::vector<json>& events) {
-    for (const auto& e : events)
-        if (e.value("event", std::string()) == "start") return &e;
-    return nullptr;
-}
 
 measure::timer_calibration calibration_of(const json& isolation, std::size_t host) {
     measure::timer_calibration c;
@@ -31,32 +26,26 @@ measure::timer_calibration calibration_of(const json& isolation, std::size_t hos
 
 // The calibration a series is held to: the host's, taken before its library was loaded, or —
 // where the runner's calibration host measured the protocol's overhead during the series (at
-// least 5 times) and found more — that: the machine's load now, which the candidate cannot
-// influence (runner/remote_executor.hpp).
+// least k_min_live_overheads times: a series of three slow calls gets one after each) and found
+// more — that: the machine's load now, which the candidate cannot influence
+// (runner/remote_executor.hpp).
+constexpr std::size_t k_min_live_overheads = 3;
+
 measure::timer_calibration with_live_overheads(measure::timer_calibration c, const std::vector<double>& live) {
-    if (live.size() < 5) return c;
+    if (live.size() < k_min_live_overheads) return c;
     const auto s = measure::summarize(live);
     c.overhead_median_s = std::max(c.overhead_median_s, s.median);
     c.overhead_p90_s = std::max(c.overhead_p90_s, s.p90);
     return c;
 }
 
-std::vector<double> numbers(const json& a) {
-    std::vector<double> v;
-    if (!a.is_array()) return v;
-    for (const auto& x : a)
-        if (x.is_number()) v.push_back(x.get<double>());
-    return v;
-}
-
 }  // namespace
 
-json session_isolation(const std::vector<json>& events) {
-    const json* start = start_event(events);
+json session_isolation(const std::vector<runner::event>& events) {
+    const auto* start = start_of(events);
     if (start == nullptr) return nullptr;
-    if (start->contains("candidate_device") && start->at("candidate_device").is_object() &&
-        start->at("candidate_device").contains("isolation"))
-        return start->at("candidate_device").at("isolation");
+    if (start->candidate_device.is_object() && start->candidate_device.contains("isolation"))
+        return start->candidate_device.at("isolation");
     // The Python worker: the reference, the comparisons and the candidate share its process.
     return {{"process", "shared"},
             {"confined", false},
@@ -92,39 +81,46 @@ integrity_check isolation_check(const json& isolation) {
                 " (the loop promotes such a result only with --allow-unconfined)"};
 }
 
-integrity_check timer_cross_check(const runner::job& job, const std::vector<json>& events, const std::string& only) {
+integrity_check timer_cross_check(const runner::job& job, const std::vector<runner::event>& events, const std::string& only) {
     const json isolation = session_isolation(events);
-    std::map<int, const json*> results;
-    for (const auto& e : events) {
-        const auto kind = e.value("event", std::string());
-        if ((kind == "bench_result" || kind == "ab_result") && e.contains("id")) results[e.at("id").get<int>()] = &e;
+    struct side {
+        const char* name;
+        std::vector<double> samples, windows;
+        std::size_t host;
+    };
+    struct series {
+        std::vector<side> sides;
+        std::vector<double> live;  // the calibration host's overheads during the series
+    };
+    // The timed series of each item that has a result (a failed item has none to judge).
+    std::map<int, series> by_item;
+    for (const auto* r : events_of<runner::bench_result_event>(events)) {
+        if (r->failure) continue;
+        series x;
+        std::vector<double> windows;
+        for (const auto& info : r->sample_info) {
+            if (!info.is_object()) continue;
+            if (info.contains("window_s")) windows.push_back(info.at("window_s").get<double>());
+            if (info.contains("calibration_overhead_s")) x.live.push_back(info.at("calibration_overhead_s").get<double>());
+        }
+        x.sides.push_back({"candidate", r->samples_s, std::move(windows), 0});
+        by_item[r->id] = std::move(x);
+    }
+    for (const auto* r : events_of<runner::ab_result_event>(events)) {
+        if (r->failure) continue;
+        series x;
+        x.live = r->calibration_overheads_s;
+        x.sides.push_back({"candidate", r->candidate_samples_s, r->candidate_windows_s, 0});
+        x.sides.push_back({"base", r->base_samples_s, r->base_windows_s, 1});
+        by_item[r->id] = std::move(x);
     }
     int checked = 0;
     for (const auto& item : job.bench) {
-        const auto it = results.find(item.id);
-        if (it == results.end() || it->second->contains("error")) continue;
-        const json& r = *it->second;
+        const auto it = by_item.find(item.id);
+        if (it == by_item.end()) continue;
         const auto& plan = job.calls[static_cast<std::size_t>(item.call)];
-        struct side {
-            const char* name;
-            std::vector<double> samples, windows;
-            std::size_t host;
-        };
-        std::vector<side> sides;
-        std::vector<double> live = numbers(r.value("calibration_overheads_s", json()));
-        for (const auto& info : r.value("sample_info", json::array()))
-            if (info.is_object() && info.contains("calibration_overhead_s"))
-                live.push_back(info.at("calibration_overhead_s").get<double>());
-        if (r.value("event", std::string()) == "ab_result") {
-            sides.push_back({"candidate", numbers(r.value("candidate_samples_s", json())),
-                             numbers(r.value("candidate_windows_s", json())), 0});
-            sides.push_back({"base", numbers(r.value("base_samples_s", json())), numbers(r.value("base_windows_s", json())), 1});
-        } else {
-            std::vector<double> windows;
-            for (const auto& info : r.value("sample_info", json::array()))
-                if (info.is_object() && info.contains("window_s")) windows.push_back(info.at("window_s").get<double>());
-            sides.push_back({"candidate", numbers(r.value("samples_s", json())), windows, 0});
-        }
+        const auto& live = it->second.live;
+        const auto& sides = it->second.sides;
         for (const auto& s : sides) {
             if (!only.empty() && only != s.name) continue;
             const auto verdict =

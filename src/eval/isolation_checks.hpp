@@ -18,12 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/record/evaluation.hpp"
+#include "runner/events.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::eval {
 
 // The isolation facts of one runner session ({"process": "separate"|"shared", "confined": …}).
-[[nodiscard]] nlohmann::json session_isolation(const std::vector<nlohmann::json>& events);
+[[nodiscard]] nlohmann::json session_isolation(const std::vector<runner::event>& events);
 // Two sessions' facts as one: confined only when both were.
 [[nodiscard]] nlohmann::json merge_isolation(const nlohmann::json& a, const nlohmann::json& b);
 
@@ -32,7 +33,7 @@ namespace kloop::eval {
 // `timer_cross_check` over a bench session (bench_result events) or an A/B session (ab_result
 // events; the base's host is the second one the checker started). `side`: "candidate" or
 // "base" for one side of an A/B, empty for every series.
-[[nodiscard]] integrity_check timer_cross_check(const runner::job& job, const std::vector<nlohmann::json>& events,
+[[nodiscard]] integrity_check timer_cross_check(const runner::job& job, const std::vector<runner::event>& events,
                                                const std::string& side = {});
 
 }  // namespace kloop::eval

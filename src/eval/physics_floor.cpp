@@ -1,6 +1,8 @@
 // kloop eval: the physics floor (see physics_floor.hpp).
 #include "eval/physics_floor.hpp"
 
+#include "eval/runner_session.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -54,14 +56,10 @@ physics_bounds host_physics_bounds(unsigned logical_cpus, std::uint64_t llc_byte
     return b;
 }
 
-physics_bounds_choice physics_bounds_from_events(const std::vector<json>& events, const environment_info& env) {
+physics_bounds_choice physics_bounds_from_events(const std::vector<runner::event>& events, const environment_info& env) {
     physics_bounds_choice c;
-    const json* device = nullptr;
-    for (const auto& e : events)
-        if (e.value("event", "") == "start" && e.contains("candidate_device") && e.at("candidate_device").is_object()) {
-            device = &e.at("candidate_device");
-            break;
-        }
+    const auto* start = start_of(events);
+    const json* device = start != nullptr && start->candidate_device.is_object() ? &start->candidate_device : nullptr;
     if (device == nullptr) {
         c.why_not = "the timing runner reported no device";
         return c;
@@ -229,7 +227,7 @@ std::vector<physics_shape> physics_shapes_of(const runner::job& job, const bench
     return out;
 }
 
-integrity_check bench_physics_check(const runner::job& bench_job, const std::vector<json>& events,
+integrity_check bench_physics_check(const runner::job& bench_job, const std::vector<runner::event>& events,
                                     const bench_report& bench, const environment_info& env) {
     return physics_floor_check(physics_shapes_of(bench_job, bench), physics_bounds_from_events(events, env));
 }

@@ -29,6 +29,7 @@
 
 #include "eval/record/evaluation.hpp"
 #include "profile/roofline.hpp"
+#include "runner/events.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::eval {
@@ -92,7 +93,7 @@ struct physics_bounds_choice {
 // {"device": "cpu"}) and the host facts. A GPU absent from the datasheet table, or no start
 // event, gives no bounds and the reason. Reads the calibration cache ($KLOOP_HOME); an unreadable
 // cache is ignored (the datasheet alone is used, and the source says so).
-[[nodiscard]] physics_bounds_choice physics_bounds_from_events(const std::vector<nlohmann::json>& events,
+[[nodiscard]] physics_bounds_choice physics_bounds_from_events(const std::vector<runner::event>& events,
                                                                const environment_info& env);
 
 // Bytes a call writes: its outputs and its in-out inputs.
@@ -111,7 +112,7 @@ struct physics_bounds_choice {
 [[nodiscard]] std::vector<physics_shape> physics_shapes_of(const runner::job& job, const bench_report& bench);
 
 // verify's check: the bench's medians against the bounds its runner's start event gives.
-[[nodiscard]] integrity_check bench_physics_check(const runner::job& bench_job, const std::vector<nlohmann::json>& events,
+[[nodiscard]] integrity_check bench_physics_check(const runner::job& bench_job, const std::vector<runner::event>& events,
                                                   const bench_report& bench, const environment_info& env);
 
 // The entry an untimed evaluation carries (the A/B replaces it with each side's own).

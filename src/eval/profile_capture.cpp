@@ -239,9 +239,8 @@ profile_capture capture_profile(const evaluation_context& ctx, const profile_req
         platform::write_file_atomic(cap.log, log);
     }
     // `log` is the last run's own output: the diagnosis below judges that run alone.
-    for (const auto& e : session.events)
-        if (e.value("event", "") == "profile_result" && e.contains("wall_s"))
-            cap.profiled_call_wall_s = e.at("wall_s").get<double>();
+    for (const auto* r : events_of<runner::profile_result_event>(session.events))
+        if (!r->failure) cap.profiled_call_wall_s = r->wall_s;
 
     if (session.process.timed_out)
         return finish("failed", fmt::format("ncu did not finish within {:.0f} s (each kernel is replayed once per "

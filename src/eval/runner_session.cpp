@@ -27,29 +27,36 @@ std::string tail_lines(const std::string& text, std::size_t max_lines, std::size
 
 }  // namespace
 
-std::string find_inconsistency(const std::vector<nlohmann::json>& events) {
-    std::map<std::string, std::set<int>> results;  // result event kind → ids seen
+std::string find_inconsistency(const std::vector<runner::event>& events) {
+    std::map<runner::event_kind, std::set<int>> results;  // result event kind → ids seen
     std::set<int> started;
     bool done = false;
     for (std::size_t i = 0; i < events.size(); ++i) {
-        const auto& e = events[i];
-        const auto kind = e.value("event", std::string());
-        if (done) return "a line after the runner's \"done\" (" + (kind.empty() ? std::string("?") : kind) + ")";
-        if (i == 0 && kind != "start" && kind != "fatal") return "the first line is not the runner's \"start\"";
-        if (i > 0 && kind == "start") return "a second \"start\"";
-        if (kind == "done") done = true;
-        const bool is_result = kind == "case_result" || kind == "bench_result" || kind == "ab_result" || kind == "profile_result";
-        const bool is_start = kind == "case_start" || kind == "bench_start" || kind == "ab_start" || kind == "profile_start";
+        const auto kind = runner::kind_of(events[i]);
+        const auto name = runner::to_string(kind);
+        if (done) return "a line after the runner's \"done\" (" + name + ")";
+        if (i == 0 && kind != runner::event_kind::start && kind != runner::event_kind::fatal)
+            return "the first line is not the runner's \"start\"";
+        if (i > 0 && kind == runner::event_kind::start) return "a second \"start\"";
+        if (kind == runner::event_kind::done) done = true;
+        const bool is_result = kind == runner::event_kind::case_result || kind == runner::event_kind::bench_result ||
+                               kind == runner::event_kind::ab_result || kind == runner::event_kind::profile_result;
+        const bool is_start = std::holds_alternative<runner::item_start_event>(events[i]);
         if (!is_result && !is_start) continue;
-        if (!e.contains("id") || !e.at("id").is_number_integer()) return "a " + kind + " without an id";
-        const int id = e.at("id").get<int>();
-        if (is_start && !started.insert(id).second) return "a second " + kind + " for id " + std::to_string(id);
+        const int id = *runner::item_of(events[i]);
+        if (is_start && !started.insert(id).second) return "a second " + name + " for id " + std::to_string(id);
         if (is_result) {
-            if (started.count(id) == 0) return "a " + kind + " for id " + std::to_string(id) + " that never started";
-            if (!results[kind].insert(id).second) return "a second " + kind + " for id " + std::to_string(id);
+            if (started.count(id) == 0) return "a " + name + " for id " + std::to_string(id) + " that never started";
+            if (!results[kind].insert(id).second) return "a second " + name + " for id " + std::to_string(id);
         }
     }
     return {};
+}
+
+const runner::start_event* start_of(const std::vector<runner::event>& events) {
+    for (const auto& e : events)
+        if (const auto* s = std::get_if<runner::start_event>(&e)) return s;
+    return nullptr;
 }
 
 std::string runner_session::describe_failure() const {
@@ -90,27 +97,31 @@ runner_session run_runner(const backend::op_backend& be, const runner::job& job,
 
     std::ifstream in(events_path);
     std::string line;
-    std::vector<nlohmann::json> raw;
     bool torn = false;
+    std::size_t line_no = 0;
     while (std::getline(in, line)) {
+        ++line_no;
         if (line.empty()) continue;
         if (torn) {  // a line after a torn one: not a runner that died mid-write
             s.inconsistency = "a malformed line in the middle of the events";
             break;
         }
-        auto ev = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-        if (ev.is_discarded() || !ev.is_object()) {
+        auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded() || !j.is_object()) {
             torn = true;  // a torn last line: the runner died mid-write
             continue;
         }
-        raw.push_back(std::move(ev));
+        try {
+            s.events.push_back(runner::event_from_json(j));
+        } catch (const runner::event_error& e) {
+            s.inconsistency = "line " + std::to_string(line_no) + ": " + e.what();
+            break;
+        }
     }
-    if (s.inconsistency.empty()) s.inconsistency = find_inconsistency(raw);
-    for (auto& ev : raw) {
-        const auto kind = ev.value("event", "");
-        if (kind == "done") s.finished = true;
-        if (kind == "fatal") s.fatal = ev.value("message", "");
-        s.events.push_back(std::move(ev));
+    if (s.inconsistency.empty()) s.inconsistency = find_inconsistency(s.events);
+    for (const auto& ev : s.events) {
+        if (std::holds_alternative<runner::done_event>(ev)) s.finished = true;
+        if (const auto* f = std::get_if<runner::fatal_event>(&ev)) s.fatal = f->message;
     }
     if (!s.inconsistency.empty()) s.finished = false;
     const auto& tail = s.process.stderr_tail.empty() ? s.process.stdout_tail : s.process.stderr_tail;

@@ -20,13 +20,14 @@
 
 #include "backend/backend.hpp"
 #include "platform/subprocess.hpp"
+#include "runner/events.hpp"
 #include "runner/job.hpp"
 
 namespace kloop::eval {
 
 struct runner_session {
     platform::process_result process;
-    std::vector<nlohmann::json> events;
+    std::vector<runner::event> events;     // every line read, typed (runner/events.hpp)
     bool finished = false;                 // the runner wrote its "done" event
     std::string fatal;                     // the runner's "fatal" message, if any
     // The last 20 lines (at most 4 KiB) of the runner's stderr, or of its stdout when stderr is
@@ -43,7 +44,22 @@ struct runner_session {
 // The first way `events` (in file order) breaks the protocol, or "" when they keep it: the first
 // line is "start" and only it; nothing follows "done"; every result (case, bench, A/B, profile)
 // follows its own start event and comes once per id. Forged or replayed lines break one of these.
-[[nodiscard]] std::string find_inconsistency(const std::vector<nlohmann::json>& events);
+// (A line that is no event of runner/events.hpp — a field missing or of the wrong type, a kind or
+// a field the schema does not have, a start of another schema version — already made the
+// session inconsistent when it was read.)
+[[nodiscard]] std::string find_inconsistency(const std::vector<runner::event>& events);
+
+// The session's start event, or nullptr.
+[[nodiscard]] const runner::start_event* start_of(const std::vector<runner::event>& events);
+
+// The events of one type, in file order.
+template <class T>
+[[nodiscard]] std::vector<const T*> events_of(const std::vector<runner::event>& events) {
+    std::vector<const T*> out;
+    for (const auto& e : events)
+        if (const auto* x = std::get_if<T>(&e)) out.push_back(x);
+    return out;
+}
 
 // `be`: the op's backend, which says how its runner starts (backend/backend.hpp's launch).
 // `wrapper`: argv words put before the runner's own (the profile phase runs it under ncu; empty

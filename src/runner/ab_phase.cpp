@@ -12,6 +12,7 @@
 #include "core/rng.hpp"
 #include "measure/early_verdict.hpp"
 #include "measure/stopping_rule.hpp"
+#include "measure/timer_agreement.hpp"
 
 namespace kloop::runner {
 
@@ -32,7 +33,7 @@ int side_at(int round, int position) { return (round % 2 == 0) == (position == 0
 
 void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(b.call)];
-    ev.write({{"event", "ab_start"}, {"id", b.id}});
+    ev.write(item_start_event{event_kind::ab_start, b.id});
     const std::array<entry_fn, 2> fn = {fns.base, fns.candidate};
     executor_base& exec = ex.candidate;
 
@@ -52,21 +53,21 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     auto take_set = [&]() -> call_buffers& { return *sets[static_cast<std::size_t>(next_set++ % static_cast<std::uint64_t>(n_sets))]; };
 
     std::array<std::vector<double>, 2> samples;
-    std::array<json, 2> windows = {json::array(), json::array()};  // the checker's clock per kept sample
-    json live_overheads = json::array();  // the calibration host's overhead now and then (CPU hosts)
+    std::array<std::vector<double>, 2> windows;  // the checker's clock per kept sample
+    std::vector<double> live_overheads;          // the calibration host's overhead now and then (CPU hosts)
     std::array<json, 2> checks = {json::array(), json::array()};
     auto fail = [&](const char* where, int side, std::size_t sample, const call_outcome& out) {
-        json e = {{"event", "ab_result"},        {"id", b.id},
-                  {"error", where},              {"side", side_name(side)},
-                  {"sample", sample},            {"return_code", out.return_code},
-                  {"base_samples_s", samples[0]}, {"candidate_samples_s", samples[1]}};
-        if (!out.device_error.empty()) e["device_error"] = out.device_error;
+        ab_result_event e;
+        e.id = b.id;
+        e.failure = call_failure{where, static_cast<int>(sample), out.return_code, out.device_error, {}, side_name(side)};
+        e.base_samples_s = samples[0];
+        e.candidate_samples_s = samples[1];
         ev.write(e);
     };
 
     // Warm-up, interleaved too: each side gets its minimum calls, together at least twice the
     // bench's minimum warm-up time (about that much each).
-    ev.write({{"event", "stage"}, {"id", b.id}, {"stage", "warmup"}});
+    ev.write(stage_event{b.id, "warmup"});
     std::array<int, 2> warm = {0, 0};
     std::array<double, 2> warm_s = {0, 0};
     const auto warm_start = clock_type::now();
@@ -89,7 +90,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
         }
     }
 
-    ev.write({{"event", "stage"}, {"id", b.id}, {"stage", "timing"}});
+    ev.write(stage_event{b.id, "timing"});
     std::array<measure::stopping_rule, 2> rule = {measure::stopping_rule(b.stop), measure::stopping_rule(b.stop)};
     std::array<measure::stop_reason, 2> stopped = {measure::stop_reason::not_done, measure::stop_reason::not_done};
     std::array<int, 2> checked_calls = {0, 0};
@@ -98,11 +99,17 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     std::array<int, 2> discarded = {0, 0};
     constexpr int max_retakes = 10;
     for (int r = 0;; ++r) {
+        // Where the executor has windows, nothing ends the item before each side has
+        // measure::k_timer_min_windows of them, for the timer cross-check.
+        const bool windowed = !windows[0].empty() || !windows[1].empty();
+        const bool may_end = !windowed || (windows[0].size() >= measure::k_timer_min_windows &&
+                                           windows[1].size() >= measure::k_timer_min_windows);
         // A side's rule latches when it first says done; the item goes on until both have, so
         // every sample of either side stays interleaved with the other's.
-        if (stopped[0] != measure::stop_reason::not_done && stopped[1] != measure::stop_reason::not_done) break;
+        if (may_end && stopped[0] != measure::stop_reason::not_done && stopped[1] != measure::stop_reason::not_done)
+            break;
         bool capped = false;
-        for (std::size_t s = 0; s < 2; ++s) {
+        for (std::size_t s = 0; s < 2 && may_end; ++s) {
             if (rule[s].get_total_time_s() >= b.stop.max_time_s) capped = true, item_stop = "time_cap";
             else if (rule[s].get_count() >= b.stop.max_samples) capped = true, item_stop = "sample_cap";
         }
@@ -133,8 +140,8 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             if (!out.ok()) return fail("sample", side, samples[si].size(), out);
             samples[si].push_back(dt);
             if (const json info = exec.last_sample_info(); info.is_object() && info.contains("window_s")) {
-                windows[si].push_back(info.at("window_s"));
-                if (info.contains("calibration_overhead_s")) live_overheads.push_back(info.at("calibration_overhead_s"));
+                windows[si].push_back(info.at("window_s").get<double>());
+                if (info.contains("calibration_overhead_s")) live_overheads.push_back(info.at("calibration_overhead_s").get<double>());
             }
             rule[si].add(dt, std::chrono::duration<double>(std::chrono::steady_clock::now() - sample_start).count());
             if (stopped[si] == measure::stop_reason::not_done && rule[si].is_done()) stopped[si] = rule[si].get_state();
@@ -178,28 +185,28 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     auto reason = [&](std::size_t s) {
         return stopped[s] != measure::stop_reason::not_done ? measure::to_string(stopped[s]) : item_stop;
     };
-    ev.write({{"event", "ab_result"},
-              {"id", b.id},
-              {"order", "ABBA"},
-              {"base_samples_s", samples[0]},
-              {"candidate_samples_s", samples[1]},
-              {"base_checks", checks[0]},
-              {"candidate_checks", checks[1]},
-              {"base_stop_reason", reason(0)},
-              {"candidate_stop_reason", reason(1)},
-              {"stop", item_stop},
-              {"base_warmup_calls", warm[0]},
-              {"candidate_warmup_calls", warm[1]},
-              {"input_sets", n_sets},
-              {"flush_bytes", b.flush_bytes},
-              {"base_discarded_samples", discarded[0]},
-              {"candidate_discarded_samples", discarded[1]},
-              {"early_verdict", early.empty() ? json(nullptr) : json(early)},
-              {"base_windows_s", windows[0]},
-              {"candidate_windows_s", windows[1]},
-              {"calibration_overheads_s", live_overheads},
-              {"base_checked_calls", checked_calls[0]},
-              {"candidate_checked_calls", checked_calls[1]}});
+    ab_result_event result;
+    result.id = b.id;
+    result.base_samples_s = samples[0];
+    result.candidate_samples_s = samples[1];
+    result.base_checks = std::move(checks[0]);
+    result.candidate_checks = std::move(checks[1]);
+    result.base_stop_reason = reason(0);
+    result.candidate_stop_reason = reason(1);
+    result.stop = item_stop;
+    result.base_warmup_calls = warm[0];
+    result.candidate_warmup_calls = warm[1];
+    result.input_sets = n_sets;
+    result.flush_bytes = b.flush_bytes;
+    result.base_discarded_samples = discarded[0];
+    result.candidate_discarded_samples = discarded[1];
+    if (!early.empty()) result.early_verdict = early;
+    result.base_windows_s = windows[0];
+    result.candidate_windows_s = windows[1];
+    result.calibration_overheads_s = std::move(live_overheads);
+    result.base_checked_calls = checked_calls[0];
+    result.candidate_checked_calls = checked_calls[1];
+    ev.write(result);
 }
 
 }  // namespace kloop::runner

@@ -19,8 +19,8 @@ event_writer::~event_writer() {
     if (m_file != nullptr) std::fclose(m_file);
 }
 
-void event_writer::write(const nlohmann::json& event) {
-    const std::string line = event.dump() + "\n";
+void event_writer::write(const event& e) {
+    const std::string line = to_json(e).dump() + "\n";
     std::fwrite(line.data(), 1, line.size(), m_file);
     std::fflush(m_file);
 }

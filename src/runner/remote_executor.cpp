@@ -542,7 +542,7 @@ double remote_executor::do_time_call(entry_fn f, const kl_args& a, call_outcome&
     outcome = outcome_of(r);
     json info = r.contains("info") && r.at("info").is_object() ? r.at("info") : json::object();
     info["window_s"] = window;
-    if (!m_on_device && ++m_timed_calls % k_live_calibration_every == 0)
+    if (!m_on_device && (++m_timed_calls % k_live_calibration_every == 0 || window >= k_live_calibration_always_s))
         info["calibration_overhead_s"] = live_calibration_overhead();
     m_last_info = std::move(info);
     return r.value("sample_s", 0.0);

@@ -18,7 +18,8 @@
 //     before any candidate code was loaded says what the window adds to an honest sample
 //     (isolation_facts "timer_calibration"); the orchestrator holds the two against each other.
 //     On the CPU a calibration host (one more host that never loads a library) is timed the
-//     same way after every fourth timed call, so the allowance can follow the machine's load.
+//     same way after every fourth timed call (and every call of 1 ms or more), so the allowance
+//     can follow the machine's load.
 //   - A host runs only while the checker waits for it: it stops itself (SIGSTOP, every thread)
 //     after each reply, and the checker waits for that stop before it reads or writes the shared
 //     buffers, asks another host anything or ends a timed window. No thread of a candidate runs
@@ -178,12 +179,15 @@ private:
     std::unordered_map<std::string, int> m_arg_ids;        // an argument set's description → id
     int m_last_host = 0;                                   // the host whose device copy is current
     nlohmann::json m_last_info;
-    // Live calibration (CPU hosts): every k_live_calibration_every-th timed call is followed by
-    // one of kloop's empty entry point on a host that never loads candidate code, timed the same
-    // way, while the candidate's host is stopped: its overhead (last_sample_info
+    // Live calibration (CPU hosts): every k_live_calibration_every-th timed call, and every call
+    // whose window reached k_live_calibration_always_s (the empty call then costs a few percent
+    // of it, and a short series of slow calls under a time cap still gets enough of them), is
+    // followed by one of kloop's empty entry point on a host that never loads candidate code,
+    // timed the same way, while the candidate's host is stopped: its overhead (last_sample_info
     // "calibration_overhead_s") shows what the machine's load adds to a window now, which the
     // candidate cannot influence (measure/timer_agreement.hpp).
     static constexpr int k_live_calibration_every = 4;
+    static constexpr double k_live_calibration_always_s = 1e-3;
     int m_calibration_host = -1;
     long long m_timed_calls = 0;
     [[nodiscard]] double live_calibration_overhead();

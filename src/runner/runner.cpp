@@ -13,6 +13,7 @@
 #include "core/rng.hpp"
 #include "measure/statistics.hpp"
 #include "measure/stopping_rule.hpp"
+#include "measure/timer_agreement.hpp"
 #include "runner/ab_phase.hpp"
 #include "runner/call_buffers.hpp"
 #include "runner/call_checks.hpp"
@@ -26,6 +27,15 @@ using nlohmann::json;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
+
+// The executor's other timing of the same call (CUDA: graph replay of short kernels, whose
+// fields the schema has) into the result, read as the orchestrator will read it.
+void add_graph_replay(bench_result_event& result, const json& extra) {
+    if (!extra.is_object() || extra.empty()) return;
+    json j = to_json(result);
+    j.update(extra);
+    result = std::get<bench_result_event>(event_from_json(j));
+}
 
 // A library loaded from a sealed copy of its file (platform/sealed_copy.hpp), refused when the
 // copy's hash differs from the one recorded at build time.
@@ -48,33 +58,30 @@ struct verified_library {
 
 void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(c.call)];
-    ev.write({{"event", "case_start"}, {"id", c.id}});
+    ev.write(item_start_event{event_kind::case_start, c.id});
 
     call_buffers ref(plan, ex.reference);
     ref.fill_inputs(c.seed);
-    ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "reference"}});
+    ev.write(stage_event{c.id, "reference"});
     const int ref_rc = run_reference(ex.reference, fns.reference, ref);
     if (ref_rc != 0) {
-        ev.write({{"event", "case_result"}, {"id", c.id}, {"reference_return_code", ref_rc}});
+        ev.write(case_result_event{c.id, {{"reference_return_code", ref_rc}}});
         return;
     }
 
     // Fresh buffers (other addresses) with the same values; outputs poisoned by construction.
     auto cand = std::make_unique<call_buffers>(plan, ex.candidate);
     cand->copy_inputs_from(ref);
-    ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "candidate"}});
+    ev.write(stage_event{c.id, "candidate"});
     const auto t0 = clock_type::now();
     const auto out = run_checked(ex.candidate, fns.candidate, *cand);
     const double call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
     if (!out.device_error.empty()) {
         // A sticky device error poisons the context: report it and stop this runner.
-        ev.write({{"event", "case_result"}, {"id", c.id}, {"return_code", out.return_code},
-                  {"device_error", out.device_error}});
+        ev.write(case_result_event{c.id, {{"return_code", out.return_code}, {"device_error", out.device_error}}});
         throw std::runtime_error("device error in the candidate: " + out.device_error);
     }
     json result = call_facts(out, *cand, ref, 0);
-    result["event"] = "case_result";
-    result["id"] = c.id;
     result["call_s"] = call_s;
     double candidate_s = call_s;  // every candidate call of this case, for kloop's overhead accounting
 
@@ -82,7 +89,7 @@ void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, cons
         // Same addresses, new values, right after the first call: the candidate is called again
         // on the same buffers refilled from another seed. A result cached on pointers (or on
         // anything but the values) comes back stale here, before any timing.
-        ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "same_address_recheck"}});
+        ev.write(stage_event{c.id, "same_address_recheck"});
         cand->fill_inputs(derive_seed(c.seed, "same-address"));
         cand->poison_outputs();
         auto t_same = clock_type::now();
@@ -93,7 +100,7 @@ void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, cons
         result["same_address_recheck"] = call_facts(out_same, *cand, ref, ref_rc_same);
 
         // Determinism: the same values on fresh buffers must give identical bits.
-        ev.write({{"event", "stage"}, {"id", c.id}, {"stage", "determinism"}});
+        ev.write(stage_event{c.id, "determinism"});
         call_buffers again(plan, ex.candidate);
         again.copy_inputs_from(*cand);
         t_same = clock_type::now();
@@ -102,12 +109,12 @@ void run_gate_case(const job& j, const gate_case& c, const entry_pair& fns, cons
         result["deterministic"] = out_same.ok() && out_again.ok() && outputs_bitwise_equal(*cand, again);
     }
     result["candidate_s"] = candidate_s;
-    ev.write(result);
+    ev.write(case_result_event{c.id, std::move(result)});
 }
 
 void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(b.call)];
-    ev.write({{"event", "bench_start"}, {"id", b.id}});
+    ev.write(item_start_event{event_kind::bench_start, b.id});
 
     const int n_sets = std::max(1, b.input_sets);
     std::vector<std::unique_ptr<call_buffers>> sets;
@@ -122,9 +129,9 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     call_preparation prep(b, plan);
 
     auto fail = [&](const char* where, int sample, const call_outcome& out) {
-        json e = {{"event", "bench_result"}, {"id", b.id}, {"error", where}, {"sample", sample},
-                  {"return_code", out.return_code}};
-        if (!out.device_error.empty()) e["device_error"] = out.device_error;
+        bench_result_event e;
+        e.id = b.id;
+        e.failure = call_failure{where, sample, out.return_code, out.device_error, {}, {}};
         ev.write(e);
     };
 
@@ -155,7 +162,13 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     int discarded = 0;
     int s = 0;
     int checked_calls = 0;
-    while (!rule.is_done()) {
+    // A series the timer cross-check judges (its samples carry the checker's windows) goes on
+    // past a cap until it has measure::k_timer_min_windows of them.
+    auto too_few_windows = [&] {
+        return samples.size() < measure::k_timer_min_windows && !sample_info.empty() &&
+               sample_info.back().is_object() && sample_info.back().contains("window_s");
+    };
+    while (!rule.is_done() || too_few_windows()) {
         auto& set = *sets[static_cast<std::size_t>(s % n_sets)];
         double flush_s = 0;
         prep.before_call(set, [&] {
@@ -202,23 +215,23 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         facts["final"] = true;
         checks.push_back(std::move(facts));
     }
-    json result = {{"event", "bench_result"},
-                   {"id", b.id},
-                   {"samples_s", samples},
-                   {"warmup_calls", warm},
-                   {"warmup_s", warm_s},
-                   {"stop_reason", measure::to_string(rule.get_state())},
-                   {"input_sets", n_sets},
-                   {"flush_bytes", b.flush_bytes},
-                   {"checks", checks},
-                   {"checked_calls", checked_calls},
-                   {"discarded_samples", discarded}};
-    if (!sample_info.empty()) result["sample_info"] = std::move(sample_info);
+    bench_result_event result;
+    result.id = b.id;
+    result.samples_s = samples;
+    result.warmup_calls = warm;
+    result.warmup_s = warm_s;
+    result.stop_reason = measure::to_string(rule.get_state());
+    result.input_sets = n_sets;
+    result.flush_bytes = b.flush_bytes;
+    result.checks = std::move(checks);
+    result.checked_calls = checked_calls;
+    result.discarded_samples = discarded;
+    result.sample_info = std::move(sample_info);
     // Another timing of the same call, when the executor has one (CUDA: graph replay of short kernels).
     std::vector<const kl_args*> set_args;
     for (const auto& p : sets) set_args.push_back(&p->get_args());
-    const json extra = samples.empty() ? json() : ex.candidate.extra_timing(fns.candidate, set_args, measure::summarize(samples).median);
-    if (extra.is_object()) result.update(extra);
+    if (!samples.empty())
+        add_graph_replay(result, ex.candidate.extra_timing(fns.candidate, set_args, measure::summarize(samples).median));
     ev.write(result);
 }
 
@@ -228,13 +241,14 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
 // only. The wall time is reported for the record, never as a benchmark result.
 void run_profile_item(const job& j, const bench_item& b, const entry_pair& fns, const executors& ex, event_writer& ev) {
     const auto& plan = j.calls[static_cast<std::size_t>(b.call)];
-    ev.write({{"event", "profile_start"}, {"id", b.id}});
+    ev.write(item_start_event{event_kind::profile_start, b.id});
     call_buffers set(plan, ex.candidate);
     set.fill_inputs(derive_seed(b.seed, "set0"));
     set.prepare();
     auto fail = [&](const char* where, const call_outcome& out) {
-        json e = {{"event", "profile_result"}, {"id", b.id}, {"error", where}, {"return_code", out.return_code}};
-        if (!out.device_error.empty()) e["device_error"] = out.device_error;
+        profile_result_event e;
+        e.id = b.id;
+        e.failure = call_failure{where, 0, out.return_code, out.device_error, {}, {}};
         ev.write(e);
     };
     for (int w = 0; w < std::max(1, b.warmup_min_calls); ++w) {
@@ -248,14 +262,21 @@ void run_profile_item(const job& j, const bench_item& b, const entry_pair& fns, 
     const double wall_s = std::chrono::duration<double>(clock_type::now() - t0).count();
     ex.candidate.profile_range(false);
     if (!out.ok()) return fail("profiled call", out);
-    ev.write({{"event", "profile_result"}, {"id", b.id}, {"wall_s", wall_s}, {"warmup_calls", std::max(1, b.warmup_min_calls)}});
+    profile_result_event result;
+    result.id = b.id;
+    result.wall_s = wall_s;
+    result.warmup_calls = std::max(1, b.warmup_min_calls);
+    ev.write(result);
 }
 
 }  // namespace
 
 int run_job(const job& j, event_writer& ev, remote_executor& candidates, executor_base& reference_exec) {
-    json start = {{"event", "start"}, {"pid", static_cast<long>(::getpid())}, {"abi", KL_ABI_VERSION},
-                  {"phase", to_string(j.phase)}, {"reference_device", reference_exec.describe()}};
+    start_event start;
+    start.pid = static_cast<long>(::getpid());
+    start.abi = KL_ABI_VERSION;
+    start.phase = to_string(j.phase);
+    start.reference_device = reference_exec.describe();
     // The reference runs here, in the checker, from a sealed copy whose hash is the one built.
     std::optional<verified_library> ref_lib;
     std::vector<entry_pair> fns(j.calls.size());
@@ -263,7 +284,7 @@ int run_job(const job& j, event_writer& ev, remote_executor& candidates, executo
     try {
         cand_host = candidates.add_host();
         if (j.phase == job_phase::ab) base_host = candidates.add_host();
-        start["candidate_device"] = candidates.describe();
+        start.candidate_device = candidates.describe();
         ev.write(start);
         ref_lib.emplace(j.reference_lib, j.reference_sha256);
         candidates.load(cand_host, j.candidate_lib, j.candidate_sha256);
@@ -274,9 +295,9 @@ int run_job(const job& j, event_writer& ev, remote_executor& candidates, executo
             if (base_host >= 0) fns[i].base = candidates.resolve(base_host, j.calls[i].entry);
         }
     } catch (const std::exception& e) {
-        if (!start.contains("candidate_device")) ev.write(start);
+        if (start.candidate_device.is_null()) ev.write(start);
         const bool died = dynamic_cast<const host_died*>(&e) != nullptr;
-        ev.write({{"event", "fatal"}, {"message", died ? std::string(e.what()) + " while loading the candidate" : e.what()}});
+        ev.write(fatal_event{died ? std::string(e.what()) + " while loading the candidate" : e.what()});
         return 3;
     }
     const executors ex{candidates, reference_exec};
@@ -291,10 +312,10 @@ int run_job(const job& j, event_writer& ev, remote_executor& candidates, executo
             for (const auto& b : j.bench) run_bench_item(j, b, fns[static_cast<std::size_t>(b.call)], ex, ev);
         }
     } catch (const std::exception& e) {
-        ev.write({{"event", "fatal"}, {"message", e.what()}, {"candidate_died", dynamic_cast<const host_died*>(&e) != nullptr}});
+        ev.write(fatal_event{e.what(), dynamic_cast<const host_died*>(&e) != nullptr});
         return 3;
     }
-    ev.write({{"event", "done"}});
+    ev.write(done_event{});
     return 0;
 }
 

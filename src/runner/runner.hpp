@@ -11,18 +11,13 @@
 // comparison metrics, raw sample times with the checker's own window around each. Every verdict
 // and statistic is computed by the orchestrator (eval/). The events file is this process's alone.
 //
-// Event stream (one JSON object per line, flushed at once):
-//   {"event":"start","pid":…,"abi":1,"phase":"gate"|"bench"}
-//   {"event":"case_start","id":…}  {"event":"stage","id":…,"stage":"reference"|"candidate"|"determinism"}
-//   {"event":"case_result","id":…,…}
-//     (on a GPU with CUPTI, the call facts — case_result, same_address_recheck — carry "census":
-//      the kernels of that call, backend/cuda/kernel_census.hpp; judged by check/census_rules.hpp)
-//   {"event":"bench_start","id":…}  {"event":"bench_result","id":…,"samples_s":[…],
-//    "sample_info":[{"window_s":…,…}, …] (one per sample: the checker's clock), "checks":[…],…}
-//   {"event":"ab_start","id":…}  {"event":"stage","id":…,"stage":"warmup"|"timing"}
-//   {"event":"ab_result","id":…,"base_samples_s":[…],"candidate_samples_s":[…],
-//    "base_checks":[…],"candidate_checks":[…],…}          (phase "ab", runner/ab_phase.hpp)
-//   {"event":"fatal","message":…}   {"event":"done"}
+// The events it writes, in order (runner/events.hpp; one JSON object per line, flushed at once):
+// start; per gate case case_start, stage (reference, candidate, same_address_recheck,
+// determinism), case_result (the call's facts; on a GPU with CUPTI their "census":
+// backend/cuda/kernel_census.hpp); per bench item bench_start, bench_result (samples, each with
+// the checker's window in sample_info, the checked calls' facts); per A/B item ab_start, stage
+// (warmup, timing), ab_result (runner/ab_phase.hpp); per profile item profile_start,
+// profile_result; fatal when the job cannot go on; done.
 #pragma once
 
 #include "runner/event_writer.hpp"

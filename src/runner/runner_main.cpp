@@ -41,13 +41,12 @@ int runner_main(int argc, char** argv, const executor_factory& make_executor) {
         try {
             ref = make_executor(j.reference_device);
         } catch (const std::exception& e) {
-            events.write({{"event", "fatal"}, {"message", std::string("cannot use the device: ") + e.what()}});
+            events.write(fatal_event{std::string("cannot use the device: ") + e.what()});
             return 3;
         }
         if (!ref) {  // the candidate's device is checked by its host (remote_executor::add_host)
-            events.write({{"event", "fatal"},
-                          {"message", "this runner cannot run '" + j.reference_device +
-                                          "' libraries (kloop-runner runs cpu; kloop-runner-cuda runs cuda)"}});
+            events.write(fatal_event{"this runner cannot run '" + j.reference_device +
+                                     "' libraries (kloop-runner runs cpu; kloop-runner-cuda runs cuda)"});
             return 3;
         }
         remote_options opts;

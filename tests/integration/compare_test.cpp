@@ -3,6 +3,7 @@
 // work twice is SLOWER, a version against itself is not FASTER, a red base is reported red
 // (exit 3), and --base REF checks the candidate's file out of a real temporary git repository
 // into a worktree that is gone afterwards — also when the ref does not exist (exit 2).
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -205,6 +206,32 @@ TEST(CompareTest, NoEarlyVerdictTimesEachSideToItsStoppingRule) {
         EXPECT_TRUE(s.at("early_verdict").is_null()) << s.dump();
         EXPECT_NE(s.at("base_stop_reason"), "early_verdict");
         EXPECT_NE(s.at("verdict"), "FASTER") << s.dump();  // twice the work, however busy the machine
+    }
+}
+
+// A cap that would end an item after its first round still leaves each side the five windows
+// the timer cross-check judges (measure::k_timer_min_windows), and the verdict says too few.
+TEST(CompareTest, ACapLeavesEachSideFiveWindowsForTheTimerCheck) {
+    std::vector<std::string> args = {"compare", example_dir(), "--candidate", v1(), "--base", v1(), "--json",
+                                     "--mode", "fwd", "--no-early-verdict",
+                                     "--min-samples", "2", "--min-time", "0", "--max-time", "0.001"};
+    const auto r = run_kloop_in(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    ASSERT_FALSE(r.record.at("shapes").empty());
+    for (const auto& s : r.record.at("shapes")) {
+        EXPECT_EQ(s.at("base_stop_reason"), "time_cap") << s.dump();
+        EXPECT_GE(s.at("base").at("n").get<int>(), 5) << s.dump();
+        EXPECT_GE(s.at("candidate").at("n").get<int>(), 5) << s.dump();
+        EXPECT_EQ(s.at("base").at("n"), s.at("candidate").at("n"));  // interleaved rounds
+        EXPECT_NE(s.at("verdict"), "FASTER") << s.dump();
+    }
+    for (const char* side : {"base", "candidate"}) {
+        const auto& integrity = r.record.at("evaluations").at(side).at("integrity");
+        const auto timer = std::find_if(integrity.begin(), integrity.end(), [](const nlohmann::json& c) {
+            return c.at("name") == "timer_cross_check";
+        });
+        ASSERT_NE(timer, integrity.end()) << integrity.dump();
+        EXPECT_EQ(timer->at("status"), "pass") << side << ": " << timer->dump();
     }
 }
 

@@ -53,7 +53,7 @@ public:
     }
 
     [[nodiscard]] std::vector<eval::integrity_check> run_checks(
-        const std::vector<const std::vector<nlohmann::json>*>& sessions) const override {
+        const std::vector<const std::vector<runner::event>*>& sessions) const override {
         return {numeric_flags_check(sessions)};
     }
 

@@ -66,16 +66,15 @@ std::string describe_change(const json& list, const json& event) {
 
 }  // namespace
 
-eval::integrity_check numeric_flags_check(const std::vector<const std::vector<json>*>& sessions) {
+eval::integrity_check numeric_flags_check(const std::vector<const std::vector<runner::event>*>& sessions) {
     bool held = false;
     std::string held_list;
     int calls = 0;
     for (const auto* events : sessions) {
         if (events == nullptr) continue;
         for (const auto& e : *events) {
-            const std::string kind = e.value("event", "");
-            if (kind == "start" && e.contains("worker") && e.at("worker").is_object()) {
-                const auto& flags = e.at("worker").value("numeric_flags", json());
+            if (const auto* start = std::get_if<runner::start_event>(&e); start != nullptr && start->worker.is_object()) {
+                const auto& flags = start->worker.value("numeric_flags", json());
                 if (flags.is_object() && !flags.empty()) {
                     held = true;
                     held_list.clear();
@@ -83,9 +82,12 @@ eval::integrity_check numeric_flags_check(const std::vector<const std::vector<js
                         held_list += (held_list.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
                 }
             }
-            if (kind == "case_result" || kind == "bench_result" || kind == "ab_result") {
+            const auto kind = runner::kind_of(e);
+            if (kind == runner::event_kind::case_result || kind == runner::event_kind::bench_result ||
+                kind == runner::event_kind::ab_result) {
                 ++calls;
-                if (const json* c = find_change(e)) return {"numeric_flags_unchanged", eval::check_status::fail, describe_change(*c, e)};
+                const json j = runner::to_json(e);  // the call facts it carries, nested as written
+                if (const json* c = find_change(j)) return {"numeric_flags_unchanged", eval::check_status::fail, describe_change(*c, j)};
             }
         }
     }

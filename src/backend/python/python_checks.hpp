@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/record/evaluation.hpp"
+#include "runner/events.hpp"
 
 namespace kloop::backend::python {
 
@@ -33,6 +34,6 @@ namespace kloop::backend::python {
 // null with numpy tensors); case_result / same_address_recheck / bench_result / checks /
 // ab_result carry "numeric_flags_changed" when a call changed one. Several sessions' events
 // (gate, bench) may be passed together.
-[[nodiscard]] eval::integrity_check numeric_flags_check(const std::vector<const std::vector<nlohmann::json>*>& sessions);
+[[nodiscard]] eval::integrity_check numeric_flags_check(const std::vector<const std::vector<runner::event>*>& sessions);
 
 }  // namespace kloop::backend::python

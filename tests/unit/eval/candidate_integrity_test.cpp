@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/candidate_integrity.hpp"
+#include "unit/runner/event_lines.hpp"
 
 namespace {
 
@@ -28,11 +29,11 @@ ev::gate_census census_of(std::uint64_t span_ns) {
     job.gate.push_back({7, 0, 0, 1});
     const json kernel = {{"name", "_Z6kernelPf"}, {"grid", {1, 1, 1}}, {"block", {256, 1, 1}}, {"start_ns", 1000},
                          {"end_ns", 1000 + span_ns}, {"duration_ns", span_ns}, {"stream", 99}};
-    const std::vector<json> events = {
-        {{"event", "start"}, {"candidate_device", {{"flush_bytes_per_sample", 120u << 20}}}},
+    const auto events = kloop::testing::typed({
+        kloop::testing::start_line({{"candidate_device", {{"flush_bytes_per_sample", 120u << 20}}}}),
         {{"event", "case_result"}, {"id", 7}, {"census", {{"available", true}, {"kernels", {kernel}}, {"dropped", 0}}}},
         {{"event", "case_result"}, {"id", 8}, {"census", {{"available", true}, {"kernels", json::array()}}}},  // no such case
-    };
+    });
     return ev::gather_gate_census(job, events);
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/isolation_checks.hpp"
+#include "unit/runner/event_lines.hpp"
 
 using nlohmann::json;
 
@@ -30,14 +31,14 @@ kloop::runner::job one_item_job() {
 // bench result of 40 calls of 2 ms each claimed as `claimed` seconds, every window `extra`
 // seconds longer than the call, and the calibration host's overhead `live` (none when 0) after
 // every 4th call.
-std::vector<json> session(double claimed, double extra, double live) {
-    const json start = {{"event", "start"},
+std::vector<kloop::runner::event> session(double claimed, double extra, double live) {
+    const json start = kloop::testing::start_line({
                         {"candidate_device",
                          {{"isolation",
                            {{"process", "separate"},
                             {"confined", true},
                             {"hosts", json::array({{{"timer_calibration",
-                                                     {{"overhead_median_s", 30e-6}, {"overhead_p90_s", 36e-6}}}}})}}}}}};
+                                                     {{"overhead_median_s", 30e-6}, {"overhead_p90_s", 36e-6}}}}})}}}}}});
     json samples = json::array(), info = json::array();
     for (int i = 0; i < 40; ++i) {
         samples.push_back(claimed);
@@ -45,8 +46,8 @@ std::vector<json> session(double claimed, double extra, double live) {
         if (live > 0 && i % 4 == 3) one["calibration_overhead_s"] = live + 1e-6 * (i % 3);
         info.push_back(one);
     }
-    const json result = {{"event", "bench_result"}, {"id", 7}, {"samples_s", samples}, {"sample_info", info}};
-    return {start, result};
+    const json result = kloop::testing::bench_result_line(7, {{"samples_s", samples}, {"sample_info", info}});
+    return kloop::testing::typed({start, result});
 }
 
 }  // namespace

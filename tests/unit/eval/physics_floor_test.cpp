@@ -10,6 +10,7 @@
 
 #include "eval/calibration.hpp"
 #include "eval/physics_floor.hpp"
+#include "unit/runner/event_lines.hpp"
 #include "platform/file_io.hpp"
 
 namespace {
@@ -40,8 +41,9 @@ private:
     kloop::platform::scoped_temp_dir m_dir;
 };
 
-std::vector<json> cuda_start(const std::string& name) {
-    return {{{"event", "start"}, {"candidate_device", {{"device", "cuda"}, {"name", name}, {"l2_bytes", k_l2}}}}};
+std::vector<kloop::runner::event> cuda_start(const std::string& name) {
+    return kloop::testing::typed(
+        {kloop::testing::start_line({{"candidate_device", {{"device", "cuda"}, {"name", name}, {"l2_bytes", k_l2}}}})});
 }
 
 }  // namespace
@@ -162,7 +164,8 @@ TEST(PhysicsFloorTest, BoundsFromTheRunnersStartEvent) {
     EXPECT_DOUBLE_EQ(gpu.bounds->bytes_per_s, 4.8e12);
     EXPECT_EQ(gpu.bounds->cache_bytes, k_l2);
 
-    const auto cpu = ev::physics_bounds_from_events({{{"event", "start"}, {"candidate_device", {{"device", "cpu"}}}}}, env);
+    const auto cpu = ev::physics_bounds_from_events(
+        kloop::testing::typed({kloop::testing::start_line({{"candidate_device", {{"device", "cpu"}}}})}), env);
     ASSERT_TRUE(cpu.bounds);
     EXPECT_DOUBLE_EQ(cpu.bounds->bytes_per_s, 4 * ev::host_bytes_per_s_per_cpu);
     EXPECT_EQ(cpu.bounds->cache_bytes, env.llc_bytes);
