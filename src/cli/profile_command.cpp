@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/profile_step.hpp"
+#include "report/profile_report.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 #include "platform/subprocess.hpp"
@@ -90,8 +91,9 @@ protected:
         }
         if (req.targets.empty()) throw usage_error("option --mode: selects no mode of op '" + spec.name + "'");
         const auto r = eval::run_profile_step(ctx, req);
-        if (m_json) inv.out << eval::to_json(r).dump(2) << "\n";
-        else inv.out << eval::to_markdown(r);
+        report::write_profile_summary(req.out_dir, r);
+        if (m_json) inv.out << report::to_json(r).dump(2) << "\n";
+        else inv.out << report::to_markdown(r);
         inv.err << fmt::format("profile: {} — written to {}\n", r.status, (req.out_dir / "profile_summary.md").string());
         if (r.status == "unavailable" || r.status == "failed") {
             inv.err << "profile " << r.status << ": " << r.note << "\n";

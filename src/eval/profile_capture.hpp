@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "eval/record/profile_result.hpp"
 #include "platform/subprocess.hpp"
 #include "spec/op_spec.hpp"
 
@@ -53,18 +54,6 @@ struct profile_request {
     std::string ncu;                         // "" = $KLOOP_NCU, else platform::find_tool("ncu")
 };
 
-struct profile_capture {
-    std::string mode, shape, set;
-    std::string status = "missing";          // "captured" | "unavailable" | "failed"
-    std::string reason;                      // why not captured (one line)
-    std::filesystem::path report;            // <out_dir>/profile_<set>_<mode>_<shape>.ncu-rep
-    std::filesystem::path raw_csv;           // …​.raw.csv (ncu -i --csv --page raw)
-    std::filesystem::path log;               // ncu's and the runner's output
-    std::vector<std::string> ncu_argv;
-    double wall_s = 0;
-    std::optional<double> profiled_call_wall_s;  // the runner's wall time of the profiled call (not a benchmark)
-    [[nodiscard]] bool ok() const { return status == "captured"; }
-};
 
 struct evaluation_context;
 // Never throws for what ncu or the candidate do; throws usage_error for an unknown mode/shape.

@@ -227,62 +227,7 @@ profile_step_result run_profile_step(const evaluation_context& ctx, const profil
         }
     }
     judge_profiles(r);
-    platform::write_file_atomic(req.out_dir / "profile_summary.json", to_json(r).dump(2) + "\n");
-    platform::write_file_atomic(req.out_dir / "profile_summary.md", to_markdown(r));
     return r;
-}
-
-json to_json(const profile_step_result& r) {
-    json entries = json::array();
-    for (const auto& e : r.entries) {
-        json j = {{"mode", e.capture.mode},
-                  {"shape", e.capture.shape},
-                  {"set", e.capture.set},
-                  {"status", e.capture.status},
-                  {"reason", e.capture.reason},
-                  {"report", e.capture.report.filename().string()},
-                  {"raw_csv", e.capture.raw_csv.filename().string()},
-                  {"log", e.capture.log.filename().string()},
-                  {"ncu_argv", e.capture.ncu_argv},
-                  {"wall_s", e.capture.wall_s},
-                  {"spec_bytes", e.spec_bytes ? json(*e.spec_bytes) : json()},
-                  {"spec_flops", e.spec_flops ? json(*e.spec_flops) : json()},
-                  {"measured_ns", e.measured_ns ? json(*e.measured_ns) : json()},
-                  {"parse_error", e.parse_error.empty() ? json() : json(e.parse_error)},
-                  {"summary", e.summary ? profile::to_json(*e.summary) : json()}};
-        entries.push_back(std::move(j));
-    }
-    return {{"schema", "kloop.profile_step"},
-            {"schema_version", 1},
-            {"status", r.status},
-            {"note", r.note},
-            {"bound", r.bound.empty() ? json() : json(r.bound)},
-            {"headline", r.headline},
-            {"suspect", r.suspect},
-            {"suspect_reasons", r.suspect_reasons},
-            {"captures", entries}};
-}
-
-std::string to_markdown(const profile_step_result& r) {
-    std::string out = "# Profile summary\n\n";
-    out += fmt::format("- Status: **{}** — {}\n", r.status, r.note.empty() ? "-" : r.note);
-    if (r.suspect) {
-        out += "- **SUSPECT** (cannot be promoted until re-checked):\n";
-        for (const auto& s : r.suspect_reasons) out += "  - " + s + "\n";
-    }
-    out += "\n| mode | shape | set | status | note |\n|---|---|---|---|---|\n";
-    for (const auto& e : r.entries)
-        out += fmt::format("| {} | {} | {} | {} | {} |\n", e.capture.mode, e.capture.shape, e.capture.set,
-                           e.capture.status,
-                           !e.parse_error.empty() ? e.parse_error
-                           : e.capture.ok()       ? e.capture.raw_csv.filename().string()
-                                                  : e.capture.reason);
-    for (const auto& e : r.entries) {
-        if (!e.summary) continue;
-        out += fmt::format("\n## {} {} — {} set\n\n", e.capture.mode, e.capture.shape, e.capture.set);
-        out += profile::to_markdown(*e.summary);
-    }
-    return out;
 }
 
 }  // namespace kloop::eval

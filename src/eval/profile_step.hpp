@@ -4,8 +4,8 @@
 // Responsibility: for each (mode, shape) target and each set asked for, capture with ncu
 // (eval/profile_capture), parse the raw CSV into kernel facts (profile/ncu_csv, kernel_profile),
 // summarise them against the roofline with this machine's peaks (eval/calibration,
-// profile/profile_summary), and write `profile_summary.json` and `profile_summary.md` into the
-// output folder. Then the loop's rules (docs/profiling.md "Rules in the loop"): a candidate is
+// profile/profile_summary); the caller writes `profile_summary.json` and `profile_summary.md`
+// (report/profile_report). Then the loop's rules (docs/profiling.md "Rules in the loop"): a candidate is
 // SUSPECT when the profile cannot explain its time —
 //   below_floor      its bench median is below the roofline floor by more than the margin
 //                    (peaks: the larger of calibrated and datasheet);
@@ -30,6 +30,7 @@
 
 #include "eval/evaluator.hpp"
 #include "eval/profile_capture.hpp"
+#include "eval/record/profile_result.hpp"
 #include "profile/profile_summary.hpp"
 
 namespace kloop::eval {
@@ -49,26 +50,6 @@ struct profile_step_request {
     std::string ncu;                         // "" = $KLOOP_NCU or found on PATH
 };
 
-struct profile_entry {
-    profile_capture capture;
-    std::optional<profile::profile_summary> summary;
-    std::string parse_error;
-    std::optional<double> measured_ns;
-    std::optional<double> spec_bytes, spec_flops;
-};
-
-struct profile_step_result {
-    std::vector<profile_entry> entries;
-    // "full": every target has a parsed full capture; "targeted": parsed captures, no full one
-    // for some target; "unavailable": no ncu / no permission / not a CUDA op; "failed": nothing parsed.
-    std::string status = "missing";
-    std::string note;                        // one line: the bound and its numbers, or why not
-    std::string bound;                       // of the first target's dominant kernel ("memory-bound", …)
-    std::string headline;
-    bool suspect = false;
-    std::vector<std::string> suspect_reasons;
-};
-
 // The bench shape of `mode` with the most spec bytes (else flops, else the last bench shape).
 [[nodiscard]] std::string default_profile_shape(const spec::op_spec& spec, const std::string& mode);
 
@@ -83,8 +64,5 @@ inline constexpr double profiler_margin_several_kernels = 0.50;
 
 // The loop's judgement on parsed entries (pure; tested on recorded captures).
 void judge_profiles(profile_step_result& r);
-
-[[nodiscard]] nlohmann::json to_json(const profile_step_result& r);
-[[nodiscard]] std::string to_markdown(const profile_step_result& r);
 
 }  // namespace kloop::eval

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/profile_step.hpp"
+#include "report/profile_report.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 
@@ -53,6 +54,7 @@ std::string profile_version(iteration_record& r, const spec::op_spec& spec, cons
     eval::profile_step_result res;
     try {
         res = eval::run_profile_step(ctx, req);
+        report::write_profile_summary(req.out_dir, res);
     } catch (const error& e) {
         if (e.get_code() == exit_code::interrupted) throw;
         r.profile_status = "failed";

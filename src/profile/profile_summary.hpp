@@ -1,9 +1,9 @@
 // kloop profile: the summary of one capture — per-kernel facts and diagnosis, totals, the
-// dominant kernel, and the roofline of the call — as a record (profile_summary.json) and a page
-// (profile_summary.md).
+// dominant kernel, and the roofline of the call — as a record (profile_summary.json).
 //
 // Responsibility: build the in-memory model from parsed kernels plus optional roofline inputs,
-// and print it. Pure functions: the caller writes the files. The JSON keys are documented in
+// and its JSON form; its page (profile_summary.md) is report/profile_report's. Pure functions:
+// the caller writes the files. The JSON keys are documented in
 // docs/profiling.md "profile_summary.json" (schema_version 1); a key is never dropped when a value
 // is absent, it is null.
 #pragma once
@@ -86,7 +86,6 @@ struct profile_summary {
 [[nodiscard]] profile_summary summarize_profile(const summary_input& in);
 
 [[nodiscard]] nlohmann::json to_json(const profile_summary& s);
-[[nodiscard]] std::string to_markdown(const profile_summary& s);
 
 // "fwd_kernel" from "<unnamed>::fwd_kernel(const __nv_bfloat16 *, int)": the name up to its
 // parameter list, without a leading return type.

@@ -7,10 +7,12 @@
 #include "profile/ncu_csv.hpp"
 #include "profile/ncu_details.hpp"
 #include "profile/profile_summary.hpp"
+#include "report/profile_report.hpp"
 #include "profile_test_util.hpp"
 
 using namespace kloop::profile;
 using namespace kloop::profile::testing;
+using kloop::report::to_markdown;
 
 namespace {
 
