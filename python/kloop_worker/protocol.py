@@ -150,6 +150,9 @@ class BenchItem:
     warmup_min_s: float
     stop: Dict[str, Any]
     early_verdict: Optional[Dict[str, Any]] = None  # ab phase: measure/early_verdict.hpp's config
+    # No cap ends a series with the checker's windows before this many samples (the C++
+    # bench_item::timer_min_windows; absent from a job: its default, 5).
+    timer_min_windows: int = 5
 
 
 @dataclass
@@ -229,6 +232,7 @@ def parse_job(j: Dict[str, Any]) -> Job:
                     warmup_min_s=float(b["warmup_min_s"]),
                     stop=dict(b["stop"]),
                     early_verdict=dict(b["early_verdict"]) if b.get("early_verdict") else None,
+                    timer_min_windows=int(b.get("timer_min_windows", 5)),
                 )
             )
         base_lib = j.get("base_lib", "") or ""

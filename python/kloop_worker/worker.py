@@ -52,10 +52,6 @@ from .tensors import CallBuffers, outputs_bitwise_equal
 
 # The stop reason of a bench or A/B item ended by a call that damaged a red zone or an input.
 INTEGRITY_FAILURE = "integrity_failure"
-# No cap ends a series with the checker's windows before it has this many (the C++ runner's
-# measure::k_timer_min_windows): on a machine whose every core is busy one honest window may
-# include a scheduler slice of waiting; the smallest of five does not, unless every call waited.
-TIMER_MIN_WINDOWS = 5
 
 
 class Fatal(Exception):
@@ -451,7 +447,9 @@ class Worker:
                 break
 
         def too_few_windows() -> bool:
-            return (len(samples) < TIMER_MIN_WINDOWS and bool(sample_info)
+            # The job's timer_min_windows: on a machine whose every core is busy one honest window
+            # may include a scheduler slice of waiting; the smallest of five does not.
+            return (len(samples) < b.timer_min_windows and bool(sample_info)
                     and isinstance(sample_info[-1], dict) and "window_s" in sample_info[-1])
 
         s = 0
@@ -605,8 +603,9 @@ class Worker:
         max_retakes = 10
         r = 0
         while True:
-            # Where the sides have windows, nothing ends the item before each has TIMER_MIN_WINDOWS.
-            may_end = (not windows[0] and not windows[1]) or min(len(windows[0]), len(windows[1])) >= TIMER_MIN_WINDOWS
+            # Where the sides have windows, nothing ends the item before each has the job's
+            # timer_min_windows.
+            may_end = (not windows[0] and not windows[1]) or min(len(windows[0]), len(windows[1])) >= b.timer_min_windows
             if may_end and stopped[0] != "not_done" and stopped[1] != "not_done":
                 break
             capped = False

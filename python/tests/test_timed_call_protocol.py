@@ -47,10 +47,11 @@ def fwd_call(n=64, d=256):
     }
 
 
-def bench_item(seed=11, check_every=2, tail_checks=16, min_samples=60, input_sets=4, early=None):
+def bench_item(seed=11, check_every=2, tail_checks=16, min_samples=60, input_sets=4, early=None, timer_min_windows=5):
     b = {
         "id": 0, "call": 0, "seed": seed, "input_sets": input_sets, "flush_bytes": 0,
         "check_every": check_every, "tail_checks": tail_checks, "warmup_min_calls": 3, "warmup_min_s": 0.0,
+        "timer_min_windows": timer_min_windows,
         "stop": {"min_samples": min_samples, "min_time_s": 0.0, "target_rel_stdev": 1.0, "max_time_s": 30.0,
                  "max_samples": min_samples},
     }
@@ -127,6 +128,9 @@ class BenchProtocolTest(unittest.TestCase):
         self.assertEqual(len(ab["base_samples_s"]), len(ab["candidate_samples_s"]))
         self.assertGreaterEqual(len(ab["base_samples_s"]), 5)
         self.assertGreaterEqual(len(ab["candidate_windows_s"]), 5)
+        # The floor is the job's: the worker reads it from there, as the C++ runner does.
+        three = Run("bench", "versions/v0_numpy.py", min_samples=2, timer_min_windows=3).one("bench_result")
+        self.assertEqual(len(three["samples_s"]), 3)
 
     def test_skipping_when_the_output_is_not_poison_never_happens(self):
         r = Run("bench", "broken/skips_unless_poisoned.py", split=False)

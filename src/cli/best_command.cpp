@@ -8,7 +8,7 @@
 #include <ostream>
 
 #include "cli/loop_options.hpp"
-#include "loop/detail/markdown.hpp"
+#include "report/detail/markdown.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/ranking.hpp"
 #include "platform/subprocess.hpp"
@@ -60,7 +60,7 @@ protected:
         for (std::size_t i = 0; i < ranked.size(); ++i) {
             const auto& rec = s.records[static_cast<std::size_t>(ranked[i].number)];
             inv.out << fmt::format("{:>4}  {:>7}  {:>17}  {:>15}  {:>7}  {}\n", i + 1, loop::version_label(ranked[i].number),
-                                   loop::detail::ms(ranked[i].geomean_median_s), loop::detail::ms(ranked[i].geomean_mean_s),
+                                   report::detail::ms(ranked[i].geomean_median_s), report::detail::ms(ranked[i].geomean_mean_s),
                                    rec.profile_status, (s.ws.iteration_dir(rec.number) / rec.candidate_file).string());
         }
         for (const auto& rec : s.records)

@@ -10,7 +10,7 @@
 
 #include "cli/loop_options.hpp"
 #include "core/error.hpp"
-#include "loop/dispatch.hpp"
+#include "report/dispatch.hpp"
 #include "loop/loop_session.hpp"
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
@@ -59,14 +59,14 @@ protected:
         }
         const auto file = s.ws.dispatch_file();
         const std::string existing = std::filesystem::exists(file) ? platform::read_file(file) : std::string();
-        platform::write_file_atomic(file, loop::append_dispatch_row(existing, s.c.op, m_e));
-        inv.out << loop::dispatch_row(m_e) << "written: " << file.string() << "\n";
+        platform::write_file_atomic(file, report::append_dispatch_row(existing, s.c.op, m_e));
+        inv.out << report::dispatch_row(m_e) << "written: " << file.string() << "\n";
         return 0;
     }
 
 private:
     std::string m_workspace;
-    loop::dispatch_entry m_e;
+    report::dispatch_entry m_e;
     int m_iteration = 0;
     std::string m_shape;
     CLI::Option* m_iter = nullptr;

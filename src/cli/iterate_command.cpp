@@ -9,7 +9,7 @@
 #include "cli/loop_options.hpp"
 #include "cli/timing_options.hpp"
 #include "loop/iteration.hpp"
-#include "loop/detail/markdown.hpp"
+#include "report/detail/markdown.hpp"
 #include "platform/subprocess.hpp"
 
 namespace kloop::cli {
@@ -66,7 +66,7 @@ protected:
         for (const auto& c : r.ab)
             if (c.verdict && c.best_s && c.candidate_s)
                 inv.out << fmt::format("  {}/{}: {} ms -> {} ms  x{:.3f} [{:.3f}, {:.3f}] {}\n", c.mode, c.shape,
-                                       loop::detail::ms(c.best_s->median), loop::detail::ms(c.candidate_s->median),
+                                       report::detail::ms(c.best_s->median), report::detail::ms(c.candidate_s->median),
                                        c.verdict->speedup, c.verdict->ci_low, c.verdict->ci_high,
                                        measure::to_string(c.verdict->verdict));
         inv.out << "  predicted: " << r.expected << "\n";

@@ -9,7 +9,7 @@
 #include <ostream>
 
 #include "cli/loop_options.hpp"
-#include "loop/detail/markdown.hpp"
+#include "report/detail/markdown.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/loop_status.hpp"
 #include "loop/ranking.hpp"
@@ -85,12 +85,12 @@ protected:
         if (st.best) {
             const auto& r = s.records[static_cast<std::size_t>(*st.best)];
             inv.out << fmt::format("best: {} — geomean median {} ms", loop::version_label(*st.best),
-                                   loop::detail::ms(st.best_geomean_median_s.value_or(0)));
+                                   report::detail::ms(st.best_geomean_median_s.value_or(0)));
             if (st.estimated_speedup && *st.best != 0)
                 inv.out << fmt::format(" (about x{:.2f} vs v0, estimated from separate runs; `kloop report` measures it)",
                                        *st.estimated_speedup);
             inv.out << "\n";
-            for (const auto& b : r.bench) inv.out << fmt::format("  {}/{}: median {} ms\n", b.mode, b.shape, loop::detail::ms(b.s.median));
+            for (const auto& b : r.bench) inv.out << fmt::format("  {}/{}: median {} ms\n", b.mode, b.shape, report::detail::ms(b.s.median));
         }
         inv.out << fmt::format("since the last improvement: {} iteration(s)\n", st.since_improvement);
         for (const auto& f : fps)

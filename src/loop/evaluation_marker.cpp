@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "loop/iteration_summary.hpp"
+#include "report/iteration_summary.hpp"
 #include "loop/repo_git.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
@@ -75,7 +75,7 @@ std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const
         r.git = commit_snapshot(candidate, staging / r.candidate_file, commit_message(op, r), runner, r.local_files);
         const json body = {{"iteration", to_json(r)}, {"evaluation", nullptr}, {"ab", nullptr}};
         write_record(staging / "benchmark_result.json", "kloop.iteration", body, origin);
-        platform::write_file_atomic(staging / "iteration_summary.md", iteration_summary_md(r, op));
+        platform::write_file_atomic(staging / "iteration_summary.md", report::iteration_summary_md(r, op));
         fs::remove(staging / evaluation_marker_name);
         fs::rename(staging, ws.iteration_dir(r.number));
         notes.push_back(fmt::format("{}: {}", version_label(r.number), r.reason));

@@ -19,7 +19,7 @@
 #include <vector>
 
 
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 #include "loop/workspace.hpp"
 #include "platform/subprocess.hpp"
 

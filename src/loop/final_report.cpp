@@ -5,8 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
-#include "loop/contract.hpp"
-#include "loop/detail/markdown.hpp"
+#include "loop/record/contract.hpp"
 #include "loop/fault_point.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/ranking.hpp"
@@ -16,12 +15,11 @@
 #include "report/ab_json.hpp"
 #include "report/evaluation_json.hpp"
 #include "report/evaluation_text.hpp"
+#include "report/final_summary.hpp"
 
 namespace kloop::loop {
 
 namespace fs = std::filesystem;
-using detail::md_cell;
-using detail::ms;
 using nlohmann::json;
 
 promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& ab, std::optional<double> target_speedup,
@@ -70,18 +68,6 @@ promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& a
 }
 
 namespace {
-
-std::string stats_cells(const measure::sample_summary& s) {
-    return fmt::format("{} | {} | {} | {} | {} | {} | {}", s.n, ms(s.median), ms(s.mean), ms(s.stdev), ms(s.min), ms(s.p10), ms(s.p90));
-}
-
-// ", with its local files `a.hpp` `b.hpp` (all sources sha256 …)" for a version that has them.
-std::string local_files_note(const iteration_record& r) {
-    if (r.local_files.empty()) return {};
-    std::string files;
-    for (const auto& f : r.local_files) files += fmt::format(" `{}`", f);
-    return fmt::format(", with its local files{} (all sources sha256 {})", files, r.sources_sha256);
-}
 
 std::string command_of(const fs::path& record_file) {
     try {
@@ -135,84 +121,31 @@ report_outcome write_final_report(const report_request& req, platform::command_r
             out.verdict.criteria.push_back(fmt::format("[ ] {} not eligible: {}", version_label(r.number), ineligibility(r, policy)));
     fault_point("report.compared");
 
-    std::string md = fmt::format("# Final summary — {}\n\n**Promotion verdict: {}**\n\n", c.op, out.verdict.verdict);
-    for (const auto& line : out.verdict.criteria) md += "- " + line + "\n";
-    md += fmt::format("\nBest version: {} ({})\n", version_label(best), eligibility_rule_text(policy));
-
-    md += "\n## Final claim\n\n";
-    if (ab) {
-        md += fmt::format("Measured by this `kloop report` run: v0 and {} gated, then timed interleaved in one runner process "
-                          "(same inputs, same cache flush). Times in ms.\n\n",
-                          version_label(best));
-        md += "| mode/shape | version | n | median | mean | std | min | p10 | p90 | speedup | 95% CI | verdict |\n"
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-        for (const auto& s : ab->shapes) {
-            if (!s.ok || !s.base_s || !s.candidate_s || !s.verdict) {
-                md += fmt::format("| {}/{} | — | | | | | | | | | | {} |\n", s.mode, s.shape, md_cell("not timed: " + s.error));
-                continue;
-            }
-            md += fmt::format("| {}/{} | v0 | {} | | | |\n", s.mode, s.shape, stats_cells(*s.base_s));
-            md += fmt::format("| {}/{} | {} | {} | x{:.3f} | [{:.3f}, {:.3f}] | {} |\n", s.mode, s.shape, version_label(best),
-                              stats_cells(*s.candidate_s), s.verdict->speedup, s.verdict->ci_low, s.verdict->ci_high,
-                              measure::to_string(s.verdict->verdict));
-        }
-        if (ab->overall)
-            md += fmt::format("\n**Equal-weight geomean speedup over {} shapes: x{:.3f}, 95% CI [{:.3f}, {:.3f}], {}** (noise margin "
-                              "{:.0f}%, {} bootstrap resamples)\n",
-                              ab->shapes.size(), ab->overall->speedup, ab->overall->ci_low, ab->overall->ci_high,
-                              measure::to_string(ab->overall->verdict), ab->config.min_effect * 100, ab->config.resamples);
-    } else {
-        md += "No candidate beat v0; the baseline's own numbers (ms, from `kloop init`):\n\n"
-              "| mode/shape | n | median | mean | std | min | p10 | p90 |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n";
-        for (const auto& b : base_rec.bench) md += fmt::format("| {}/{} | {} |\n", b.mode, b.shape, stats_cells(b.s));
-    }
-    md += fmt::format("\n- **Baseline**: v0 = `{}` sha256 {}{}; repository commit {}{}\n", base_rec.candidate_source,
-                      base_rec.candidate_sha256, local_files_note(base_rec), c.baseline_git_commit.empty() ? "(not in git)" : c.baseline_git_commit,
-                      c.baseline_git_dirty ? " (dirty)" : "");
-    md += fmt::format("- **Candidate**: {} = `iter_{}/{}` sha256 {}{}; commit {}\n", version_label(best), version_label(best),
-                      best_rec.candidate_file, best_rec.candidate_sha256, local_files_note(best_rec),
-                      best_rec.git.committed ? best_rec.git.commit : (best_rec.git.commit.empty() ? "(none)" : best_rec.git.commit));
-    if (ab) md += "- **Machine**: " + report::environment_line(ab->candidate.env) + "\n";
-    else md += fmt::format("- **Machine**: {} ({} logical CPUs)\n", platform::cpu_model(), platform::logical_cpus());
-    md += "- **Commands**:\n";
-    md += fmt::format("  - `{}`\n", command_of(session.ws.contract_file()));
+    report::final_summary_input in;
+    in.op = c.op;
+    in.verdict = out.verdict.verdict;
+    in.criteria = out.verdict.criteria;
+    in.best = best;
+    in.eligibility_rule = eligibility_rule_text(policy);
+    in.ab = ab ? &*ab : nullptr;
+    in.records = &session.records;
+    in.baseline_commit = c.baseline_git_commit;
+    in.baseline_dirty = c.baseline_git_dirty;
+    in.machine = ab ? report::environment_line(ab->candidate.env)
+                    : fmt::format("{} ({} logical CPUs)", platform::cpu_model(), platform::logical_cpus());
+    in.commands.emplace_back(command_of(session.ws.contract_file()), "");
     for (const auto& r : session.records)
-        if (r.number > 0) md += fmt::format("  - `{}`  ({})\n", command_of(session.ws.iteration_dir(r.number) / "benchmark_result.json"), version_label(r.number));
-    md += fmt::format("  - `{}`  (this report)\n", join_args(req.command_line));
-
-    md += "\n## Iterations\n\n| Iter | Status | Direction | Predicted | vs best at the time |\n| --- | --- | --- | --- | --- |\n";
-    for (const auto& r : session.records) {
-        std::string vs = r.number == 0 ? "baseline"
-                         : r.overall  ? fmt::format("x{:.3f} [{:.3f}, {:.3f}] {} vs {}", r.overall->speedup, r.overall->ci_low,
-                                                   r.overall->ci_high, measure::to_string(r.overall->verdict), version_label(r.vs_best))
-                                      : "not timed";
-        md += fmt::format("| {} | {} | {} | {} | {} |\n", version_label(r.number), to_string(r.status), md_cell(r.number == 0 ? "the kernel as found" : r.direction),
-                          md_cell(r.number == 0 ? "—" : r.expected), md_cell(vs));
+        if (r.number > 0)
+            in.commands.emplace_back(command_of(session.ws.iteration_dir(r.number) / "benchmark_result.json"), version_label(r.number));
+    in.commands.emplace_back(join_args(req.command_line), "this report");
+    in.memory_key = fmt::format("op `{}`, backend `{}`, device `{}`, shape set `{}` (database `{}`)", c.op, c.backend, c.device,
+                                c.shape_set, req.memory_db.string());
+    for (const auto& f : memory.summarise(session.key())) {
+        using standing = report::memory_line::standing;
+        in.memory.push_back({f.fingerprint, f.tags, f.positive, f.negative, f.rejected, f.runs,
+                             f.is_blocked() ? standing::blocked : f.is_preferred() ? standing::preferred : standing::open});
     }
-    md += "\n## Rejected versions\n\n";
-    bool any = false;
-    for (const auto& r : session.records)
-        if (r.status == iteration_status::rejected) {
-            md += fmt::format("- {} ({}): {}\n", version_label(r.number), to_string(r.rejection), r.reason);
-            any = true;
-        }
-    if (!any) md += "None.\n";
-
-    md += "\n## Strategy memory\n\n";
-    md += fmt::format("Key: op `{}`, backend `{}`, device `{}`, shape set `{}` (database `{}`).\n\n", c.op, c.backend, c.device,
-                      c.shape_set, req.memory_db.string());
-    const auto fps = memory.summarise(session.key());
-    std::string preferred, blocked, open;
-    for (const auto& f : fps) {
-        const auto line = fmt::format("- `{}` ({}): {} positive, {} negative, {} rejected, {} loop(s)\n", f.fingerprint,
-                                      fmt::join(f.tags, ", "), f.positive, f.negative, f.rejected, f.runs);
-        if (f.is_blocked()) blocked += line;
-        else if (f.is_preferred()) preferred += line;
-        else open += line;
-    }
-    md += "**Preferred** (helped):\n" + (preferred.empty() ? "- none\n" : preferred);
-    md += "\n**Blocked** (rejected, or negative twice — do not retry without a new reason):\n" + (blocked.empty() ? "- none\n" : blocked);
-    md += "\n**Tried once, not better** (one more negative blocks them):\n" + (open.empty() ? "- none\n" : open);
+    const std::string md = report::final_summary_md(in);
 
     json body = {{"verdict", {{"promote", out.verdict.promote}, {"best", out.verdict.best}, {"text", out.verdict.verdict},
                               {"criteria", out.verdict.criteria}}},

@@ -2,7 +2,8 @@
 //
 // Responsibility: the end of the loop. The best version (loop/ranking) is re-measured against
 // the baseline v0 side by side (eval::compare_candidates: both gated, then interleaved in one
-// runner) — the final claim never combines numbers from different runs. final_summary.md holds:
+// runner) — the final claim never combines numbers from different runs. final_summary.md
+// (printed by report/final_summary from what this gathers) holds:
 // the promotion verdict with each criterion; the final-claim block (per shape n / median / mean
 // / std / min / p10 / p90 for baseline and best, the equal-weight geomean speedup with its
 // interval, the exact commands, baseline commit and candidate SHA, machine identity); every
@@ -19,7 +20,7 @@
 
 #include "eval/ab_evaluation.hpp"
 #include "eval/record/evaluation_options.hpp"
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 #include "loop/strategy_memory.hpp"
 #include "measure/ab_comparison.hpp"
 #include "platform/subprocess.hpp"

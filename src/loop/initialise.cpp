@@ -9,15 +9,15 @@
 #include "backend/local_sources.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
-#include "loop/contract.hpp"
+#include "loop/record/contract.hpp"
 #include "loop/fault_point.hpp"
-#include "loop/iteration_summary.hpp"
+#include "report/iteration_summary.hpp"
 #include "loop/loop_session.hpp"
-#include "loop/opt_log.hpp"
+#include "report/opt_log.hpp"
 #include "loop/repo_git.hpp"
-#include "loop/task_documents.hpp"
+#include "report/task_documents.hpp"
 #include "loop/version_profile.hpp"
-#include "loop/dispatch.hpp"
+#include "report/dispatch.hpp"
 #include "platform/file_io.hpp"
 #include "platform/host_info.hpp"
 #include "platform/paths.hpp"
@@ -161,9 +161,9 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     const workspace st(staging);
     const record_origin origin{req.command_line, repo};
     write_record(st.contract_file(), "kloop.contract", to_json(c, root), origin);
-    platform::write_file_atomic(st.draft_file(), draft_md({c, spec, root}));
-    platform::write_file_atomic(st.traps_file(), traps_md());
-    platform::write_file_atomic(st.dispatch_file(), dispatch_header(c.op));
+    platform::write_file_atomic(st.draft_file(), report::draft_md({c, spec, root}));
+    platform::write_file_atomic(st.traps_file(), report::traps_md());
+    platform::write_file_atomic(st.dispatch_file(), report::dispatch_header(c.op));
     const fs::path v0dir = st.iteration_dir(0);
     platform::ensure_directory(v0dir);
     backend::copy_local_sources(sources, v0dir);
@@ -171,10 +171,10 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
                                     contract_options(c, req.options), req.profile, runner);
         !note.empty())
         out.notes.push_back(note);
-    platform::write_file_atomic(st.opt_log_file(), opt_log_header(c, v0, report::environment_line(out.baseline.env)) + opt_log_row(v0));
+    platform::write_file_atomic(st.opt_log_file(), report::opt_log_header(c, v0, report::environment_line(out.baseline.env)) + report::opt_log_row(v0));
     json body = {{"iteration", to_json(v0)}, {"evaluation", report::to_json(out.baseline)}};
     write_record(v0dir / "benchmark_result.json", "kloop.iteration", body, origin);
-    platform::write_file_atomic(v0dir / "iteration_summary.md", iteration_summary_md(v0, c.op));
+    platform::write_file_atomic(v0dir / "iteration_summary.md", report::iteration_summary_md(v0, c.op));
     fault_point("init.before_rename");
     std::vector<fs::path> parts;
     for (const auto& e : fs::directory_iterator(staging))

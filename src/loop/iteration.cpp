@@ -9,14 +9,14 @@
 #include "backend/local_sources.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
-#include "loop/classification.hpp"
-#include "loop/contract.hpp"
+#include "loop/record/classification.hpp"
+#include "loop/record/contract.hpp"
 #include "loop/evaluation_marker.hpp"
 #include "loop/fault_point.hpp"
 #include "loop/fingerprint.hpp"
-#include "loop/iteration_summary.hpp"
+#include "report/iteration_summary.hpp"
 #include "loop/loop_session.hpp"
-#include "loop/opt_log.hpp"
+#include "report/opt_log.hpp"
 #include "loop/proposal.hpp"
 #include "loop/ranking.hpp"
 #include "loop/repo_git.hpp"
@@ -152,7 +152,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
 
     json body = {{"iteration", to_json(r)}, {"evaluation", report::to_json(ab.candidate)}, {"ab", report::to_json(ab)}};
     write_record(staging / "benchmark_result.json", "kloop.iteration", body, session.origin);
-    platform::write_file_atomic(staging / "iteration_summary.md", iteration_summary_md(r, c.op));
+    platform::write_file_atomic(staging / "iteration_summary.md", report::iteration_summary_md(r, c.op));
     fault_point("iterate.written");
     out.dir = session.ws.iteration_dir(r.number);
     fs::rename(staging, out.dir);  // the commit point: the iteration exists from here on
@@ -160,7 +160,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
 
     session.records.push_back(r);
     const std::string log = fs::exists(session.ws.opt_log_file()) ? platform::read_file(session.ws.opt_log_file()) : "";
-    platform::write_file_atomic(session.ws.opt_log_file(), append_missing_rows(log, session.records));
+    platform::write_file_atomic(session.ws.opt_log_file(), report::append_missing_rows(log, session.records));
     fault_point("iterate.logged");
     memory.record(memory_row_of(session, r));
     fault_point("iterate.remembered");

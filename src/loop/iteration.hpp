@@ -24,7 +24,7 @@
 
 #include "eval/ab_evaluation.hpp"
 #include "eval/record/evaluation_options.hpp"
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 #include "loop/version_profile.hpp"
 #include "loop/loop_status.hpp"
 #include "measure/ab_comparison.hpp"

@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "loop/evaluation_marker.hpp"
 #include "loop/fingerprint.hpp"
-#include "loop/opt_log.hpp"
+#include "report/opt_log.hpp"
 #include "loop/ranking.hpp"
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
@@ -52,7 +52,7 @@ loop_session open_session(const fs::path& root, access a, record_origin origin, 
     if (s.lock->is_held()) {
         s.ws.remove_stale_staging();
         const std::string log = fs::exists(s.ws.opt_log_file()) ? platform::read_file(s.ws.opt_log_file()) : std::string();
-        const std::string fixed = append_missing_rows(log, s.records);
+        const std::string fixed = report::append_missing_rows(log, s.records);
         if (fixed != log) {
             platform::write_file_atomic(s.ws.opt_log_file(), fixed);
             s.repairs.push_back("OPT_LOG.md: added the missing rows of recorded iterations");

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "loop/contract.hpp"
-#include "loop/iteration_record.hpp"
+#include "loop/record/contract.hpp"
+#include "loop/record/iteration_record.hpp"
 #include "loop/strategy_memory.hpp"
 #include "loop/workspace.hpp"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 
 namespace kloop::loop {
 

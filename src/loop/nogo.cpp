@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "loop/detail/markdown.hpp"
+#include "report/detail/markdown.hpp"
 #include "loop/ranking.hpp"
 
 namespace kloop::loop {
@@ -16,7 +16,7 @@ nogo_assessment assess_nogo(const std::vector<iteration_record>& records, const 
     const iteration_record* base = records.empty() ? nullptr : &records.front();
     const auto g = base ? geomean_median_s(*base) : std::nullopt;
     a.items.push_back({"recorded baseline", g.has_value(),
-                       g ? fmt::format("v0 geomean median {} ms over {} bench shapes", detail::ms(*g), base->bench.size())
+                       g ? fmt::format("v0 geomean median {} ms over {} bench shapes", report::detail::ms(*g), base->bench.size())
                          : "missing: no baseline with a successful bench"});
     std::vector<const iteration_record*> reasoned, timed;
     for (const auto& r : records) {

@@ -11,7 +11,7 @@
 #include <vector>
 #include <string>
 
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 #include "platform/subprocess.hpp"
 
 namespace kloop::loop {

@@ -17,7 +17,7 @@
 #include "eval/record/evaluation.hpp"
 #include "eval/record/evaluation_options.hpp"
 #include "eval/profile_capture.hpp"
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 #include "platform/subprocess.hpp"
 #include "spec/op_spec.hpp"
 

@@ -3,13 +3,13 @@
 // Responsibility: where every file of one optimisation loop lives (default
 // `<repo>/profile/<op>-opt/`, git-ignored), how the JSON records are written and read, and who
 // may write. Layout:
-//   contract.json          the frozen contract (loop/contract)
+//   contract.json          the frozen contract (loop/record/contract)
 //   docs/draft.md          the task contract in prose
-//   OPT_LOG.md             one row per iteration (loop/opt_log)
+//   OPT_LOG.md             one row per iteration (report/opt_log)
 //   TRAPS.md               known traps, Fact / Why / How to apply
-//   dispatch.md            shape-specialised paths (loop/dispatch)
+//   dispatch.md            shape-specialised paths (report/dispatch)
 //   run_manifest.json      index of the iterations, the best, the memory database
-//   iter_vN/               one directory per iteration; v0 is the baseline (loop/iteration_record)
+//   iter_vN/               one directory per iteration; v0 is the baseline (loop/record/iteration_record)
 //   final_summary.md, final_result.json   `kloop report`;   nogo.json   `kloop nogo`
 //   .lock                  flock(2) held by a writing command (released by the kernel on a kill);
 //                          holds the holder's pid. `kloop init` takes it before it writes anything

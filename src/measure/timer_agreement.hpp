@@ -49,8 +49,8 @@ inline constexpr double k_timer_fast_rel = 0.01;
 inline constexpr double k_timer_spread_factor = 3.0;
 inline constexpr double k_timer_rel_slack = 0.10;
 inline constexpr double k_timer_rel_slack_few = 0.25;   // below 10 samples
-// A series with windows is not ended by a cap before it has this many (runner/runner.cpp,
-// runner/ab_phase.cpp): on a machine whose every core is busy, waking a process can wait a
+// A series with windows is not ended by a cap before it has this many (the job's
+// bench_item::timer_min_windows, which both runners read): on a machine whose every core is busy, waking a process can wait a
 // scheduler slice (milliseconds), so any one honest window may be far longer than its sample;
 // the smallest of five is not, unless every call waited.
 inline constexpr std::size_t k_timer_min_windows = 5;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "platform/file_io.hpp"
+#include "report/detail/markdown.hpp"
 #include "profile/diagnosis.hpp"
 
 namespace kloop::report {
@@ -14,15 +15,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string md_cell(std::string s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '|') out += "\\|";
-        else if (c == '\n' || c == '\r') out += ' ';
-        else out += c;
-    }
-    return out;
-}
+using detail::md_cell;
 
 std::string code(const std::string& s) { return "`" + md_cell(s) + "`"; }
 

@@ -99,11 +99,11 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     std::array<int, 2> discarded = {0, 0};
     constexpr int max_retakes = 10;
     for (int r = 0;; ++r) {
-        // Where the executor has windows, nothing ends the item before each side has
-        // measure::k_timer_min_windows of them, for the timer cross-check.
+        // Where the executor has windows, nothing ends the item before each side has the job's
+        // timer_min_windows of them, for the timer cross-check.
+        const auto min_windows = static_cast<std::size_t>(std::max(0, b.timer_min_windows));
         const bool windowed = !windows[0].empty() || !windows[1].empty();
-        const bool may_end = !windowed || (windows[0].size() >= measure::k_timer_min_windows &&
-                                           windows[1].size() >= measure::k_timer_min_windows);
+        const bool may_end = !windowed || (windows[0].size() >= min_windows && windows[1].size() >= min_windows);
         // A side's rule latches when it first says done; the item goes on until both have, so
         // every sample of either side stays interleaved with the other's.
         if (may_end && stopped[0] != measure::stop_reason::not_done && stopped[1] != measure::stop_reason::not_done)

@@ -128,6 +128,7 @@ void to_json(json& j, const job& x) {
                          {"perturb_elements", b.perturb_elements},
                          {"warmup_min_calls", b.warmup_min_calls},
                          {"warmup_min_s", b.warmup_min_s},
+                         {"timer_min_windows", b.timer_min_windows},
                          {"stop", stop_json(b.stop)}});
         if (const auto& e = b.early_verdict; e.enabled)
             bench.back()["early_verdict"] = {{"min_effect", e.min_effect}, {"confidence", e.confidence},
@@ -209,6 +210,7 @@ void from_json(const json& j, job& x) {
         it.perturb_elements = b.value("perturb_elements", 8);
         it.warmup_min_calls = b.at("warmup_min_calls").get<int>();
         it.warmup_min_s = b.at("warmup_min_s").get<double>();
+        it.timer_min_windows = b.value("timer_min_windows", it.timer_min_windows);
         it.stop = stop_from(b.at("stop"));
         if (b.contains("early_verdict")) {
             const auto& e = b.at("early_verdict");

@@ -16,6 +16,7 @@
 #include "core/dtype.hpp"
 #include "measure/early_verdict.hpp"
 #include "measure/stopping_rule.hpp"
+#include "measure/timer_agreement.hpp"
 #include "spec/op_spec.hpp"
 
 namespace kloop::runner {
@@ -73,6 +74,10 @@ struct bench_item {
     int warmup_min_calls = 3;
     double warmup_min_s = 0.05;
     measure::stopping_config stop;
+    // Where the candidate's calls are timed by a second clock (a candidate host), no cap ends the
+    // series (or an A/B side) before this many samples: the timer cross-check's floor
+    // (measure::k_timer_min_windows).
+    int timer_min_windows = static_cast<int>(measure::k_timer_min_windows);
     // ab phase: the shape stops once its verdict is settled (measure/early_verdict.hpp); in the
     // job only when enabled ("early_verdict"), so older jobs and other phases read as off.
     measure::early_verdict_config early_verdict;

@@ -163,9 +163,9 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     int s = 0;
     int checked_calls = 0;
     // A series the timer cross-check judges (its samples carry the checker's windows) goes on
-    // past a cap until it has measure::k_timer_min_windows of them.
+    // past a cap until it has the job's timer_min_windows of them.
     auto too_few_windows = [&] {
-        return samples.size() < measure::k_timer_min_windows && !sample_info.empty() &&
+        return samples.size() < static_cast<std::size_t>(std::max(0, b.timer_min_windows)) && !sample_info.empty() &&
                sample_info.back().is_object() && sample_info.back().contains("window_s");
     };
     while (!rule.is_done() || too_few_windows()) {

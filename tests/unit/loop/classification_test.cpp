@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
-#include "loop/classification.hpp"
+#include "loop/record/classification.hpp"
 #include "loop_test_util.hpp"
 
 using namespace kloop;

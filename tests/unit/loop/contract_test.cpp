@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
-#include "loop/contract.hpp"
+#include "loop/record/contract.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
 #include "spec/spec_loader.hpp"

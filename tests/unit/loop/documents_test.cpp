@@ -3,15 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
-#include "loop/dispatch.hpp"
-#include "loop/iteration_summary.hpp"
+#include "report/dispatch.hpp"
+#include "report/iteration_summary.hpp"
 #include "loop/nogo.hpp"
-#include "loop/opt_log.hpp"
-#include "loop/task_documents.hpp"
+#include "report/opt_log.hpp"
+#include "report/task_documents.hpp"
 #include "loop_test_util.hpp"
 
 using namespace kloop;
 using namespace kloop::loop;
+using namespace kloop::report;
 using kloop::loop::testing::record;
 using S = iteration_status;
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "loop/evaluation_marker.hpp"
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 #include "loop/workspace.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "eval/ab_evaluation.hpp"
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 
 namespace kloop::loop::testing {
 

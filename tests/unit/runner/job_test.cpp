@@ -43,6 +43,7 @@ job sample_ab_job() {
     b.flush_bytes = 1024;
     b.check_every = 4;
     b.tail_checks = 7;
+    b.timer_min_windows = 3;
     b.stop.min_samples = 12;
     b.stop.max_time_s = 0.25;
     b.stop.plateau_window = 16;
@@ -86,6 +87,9 @@ TEST(JobTest, AbJobRoundTripsThroughJson) {
     EXPECT_EQ(text.at("bench").at(0).at("stop").at("plateau_window"), 16);
     EXPECT_EQ(back.bench[0].stop.plateau_window, 16u);
     EXPECT_DOUBLE_EQ(back.bench[0].stop.plateau_max_drift, 0.05);
+    // So does the timer cross-check's floor, which both runners read from the job.
+    EXPECT_EQ(text.at("bench").at(0).at("timer_min_windows"), 3);
+    EXPECT_EQ(back.bench[0].timer_min_windows, 3);
     // And once more: the JSON of the parsed job is the JSON it came from.
     EXPECT_EQ(nlohmann::json(back), text);
 }

@@ -1,5 +1,5 @@
 // kloop loop: iteration records (see iteration_record.hpp).
-#include "loop/iteration_record.hpp"
+#include "loop/record/iteration_record.hpp"
 
 #include <cmath>
 

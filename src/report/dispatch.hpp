@@ -1,4 +1,4 @@
-// kloop loop: dispatch.md — the evidence for each shape-specialised path (phase 3).
+// kloop report: dispatch.md — the evidence for each shape-specialised path (phase 3).
 //
 // Responsibility: the table a specialised path must have a row in, or it is unjustified
 // complexity:
@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-namespace kloop::loop {
+namespace kloop::report {
 
 struct dispatch_entry {
     std::string bucket;        // "T <= 512", "D % 8 != 0"
@@ -27,4 +27,4 @@ struct dispatch_entry {
 [[nodiscard]] std::string dispatch_row(const dispatch_entry& e);
 [[nodiscard]] std::string append_dispatch_row(const std::string& existing, const std::string& op, const dispatch_entry& e);
 
-}  // namespace kloop::loop
+}  // namespace kloop::report

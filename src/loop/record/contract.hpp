@@ -1,4 +1,4 @@
-// kloop loop: the frozen contract of one optimisation loop (contract.json).
+// kloop loop/record: the frozen contract of one optimisation loop (contract.json).
 //
 // Responsibility: what `kloop init` freezes and every later command enforces. The contract
 // holds the SHA-256 of every frozen file named by the spec (op.toml and the reference at

@@ -1,10 +1,12 @@
-// kloop loop: docs/draft.md and TRAPS.md (see task_documents.hpp).
-#include "loop/task_documents.hpp"
+// kloop report: docs/draft.md and TRAPS.md (see task_documents.hpp).
+#include "report/task_documents.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace kloop::loop {
+namespace kloop::report {
+
+using namespace kloop::loop;
 
 std::string draft_md(const draft_inputs& in) {
     const auto& c = in.c;
@@ -128,4 +130,4 @@ session does not re-learn it.
 )";
 }
 
-}  // namespace kloop::loop
+}  // namespace kloop::report

@@ -1,4 +1,4 @@
-// kloop loop: OPT_LOG.md — the one-row-per-iteration log of the loop.
+// kloop report: OPT_LOG.md — the one-row-per-iteration log of the loop.
 //
 // Responsibility: the log's header (Env / Baseline / Target, then the table) and its rows:
 //   | Iter | Direction | Gate | Bench median per shape (ms) | Predicted | vs best | Status |
@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "loop/contract.hpp"
-#include "loop/iteration_record.hpp"
+#include "loop/record/contract.hpp"
+#include "loop/record/iteration_record.hpp"
 
-namespace kloop::loop {
+namespace kloop::report {
 
-[[nodiscard]] std::string opt_log_header(const contract& c, const iteration_record& baseline, const std::string& env_line);
-[[nodiscard]] std::string opt_log_row(const iteration_record& r);
+[[nodiscard]] std::string opt_log_header(const loop::contract& c, const loop::iteration_record& baseline, const std::string& env_line);
+[[nodiscard]] std::string opt_log_row(const loop::iteration_record& r);
 // Returns the new text (unchanged when every record already has its row).
-[[nodiscard]] std::string append_missing_rows(const std::string& log, const std::vector<iteration_record>& records);
+[[nodiscard]] std::string append_missing_rows(const std::string& log, const std::vector<loop::iteration_record>& records);
 
-}  // namespace kloop::loop
+}  // namespace kloop::report

@@ -1,4 +1,4 @@
-// kloop loop: the prose documents `kloop init` writes — docs/draft.md, TRAPS.md, dispatch.md.
+// kloop report: the prose documents `kloop init` writes — docs/draft.md, TRAPS.md, dispatch.md.
 //
 // Responsibility: the task contract in words (docs/draft.md: op and entry points, target
 // shapes and speedup, allowed languages, validation and benchmark commands, promotion
@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <string>
 
-#include "loop/contract.hpp"
+#include "loop/record/contract.hpp"
 #include "spec/op_spec.hpp"
 
-namespace kloop::loop {
+namespace kloop::report {
 
 struct draft_inputs {
-    const contract& c;
+    const loop::contract& c;
     const spec::op_spec& spec;
     std::filesystem::path workspace;
 };
@@ -24,4 +24,4 @@ struct draft_inputs {
 [[nodiscard]] std::string draft_md(const draft_inputs& in);
 [[nodiscard]] std::string traps_md();
 
-}  // namespace kloop::loop
+}  // namespace kloop::report

@@ -1,11 +1,13 @@
-// kloop loop: OPT_LOG.md (see opt_log.hpp).
-#include "loop/opt_log.hpp"
+// kloop report: OPT_LOG.md (see opt_log.hpp).
+#include "report/opt_log.hpp"
 
 #include <fmt/format.h>
 
-#include "loop/detail/markdown.hpp"
+#include "report/detail/markdown.hpp"
 
-namespace kloop::loop {
+namespace kloop::report {
+
+using namespace kloop::loop;
 
 using detail::md_cell;
 using detail::ms;
@@ -60,4 +62,4 @@ std::string append_missing_rows(const std::string& log, const std::vector<iterat
     return out;
 }
 
-}  // namespace kloop::loop
+}  // namespace kloop::report

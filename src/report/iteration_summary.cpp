@@ -1,11 +1,13 @@
-// kloop loop: iteration_summary.md (see iteration_summary.hpp).
-#include "loop/iteration_summary.hpp"
+// kloop report: iteration_summary.md (see iteration_summary.hpp).
+#include "report/iteration_summary.hpp"
 
 #include <fmt/format.h>
 
-#include "loop/detail/markdown.hpp"
+#include "report/detail/markdown.hpp"
 
-namespace kloop::loop {
+namespace kloop::report {
+
+using namespace kloop::loop;
 
 using detail::md_cell;
 using detail::ms;
@@ -59,4 +61,4 @@ std::string iteration_summary_md(const iteration_record& r, const std::string& o
     return out;
 }
 
-}  // namespace kloop::loop
+}  // namespace kloop::report

@@ -1,12 +1,12 @@
-// kloop loop: dispatch.md (see dispatch.hpp).
-#include "loop/dispatch.hpp"
+// kloop report: dispatch.md (see dispatch.hpp).
+#include "report/dispatch.hpp"
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "loop/detail/markdown.hpp"
+#include "report/detail/markdown.hpp"
 
-namespace kloop::loop {
+namespace kloop::report {
 
 using detail::md_cell;
 
@@ -37,4 +37,4 @@ std::string append_dispatch_row(const std::string& existing, const std::string& 
     return out + dispatch_row(e);
 }
 
-}  // namespace kloop::loop
+}  // namespace kloop::report

@@ -1,4 +1,4 @@
-// kloop loop: classify one iteration against the current best.
+// kloop loop/record: classify one iteration against the current best.
 //
 // Responsibility: the loop's classification rule (docs/loop.md) as a pure function over the A/B result, so it is
 // tested on synthetic structs (tests/unit/loop/classification_test.cpp):
@@ -9,7 +9,7 @@
 //              compare_candidates(best, candidate) is FASTER (its bootstrap interval clears the
 //              noise margin min_effect);
 //   negative   otherwise (SAME, SLOWER or AMBIGUOUS overall).
-// The per-shape verdicts are kept by the caller (loop/iteration_record). A best that fails its
+// The per-shape verdicts are kept by the caller (loop/record/iteration_record). A best that fails its
 // own gate in the comparison is not the candidate's fault: classify throws kloop::error
 // (gate_red) and no iteration is recorded.
 #pragma once
@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "eval/ab_evaluation.hpp"
+#include "eval/record/ab_result.hpp"
 #include "eval/record/evaluation.hpp"
 #include "measure/ab_comparison.hpp"
 

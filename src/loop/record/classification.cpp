@@ -1,5 +1,5 @@
 // kloop loop: classification against the current best (see classification.hpp).
-#include "loop/classification.hpp"
+#include "loop/record/classification.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-// kloop loop: the record of one iteration (iter_vN/benchmark_result.json, "iteration" key).
+// kloop loop/record: the record of one iteration (iter_vN/benchmark_result.json, "iteration" key).
 //
 // Responsibility: what the loop remembers of each version — v0 (the baseline, measured by
 // `kloop init` with a plain evaluation) and every `kloop iterate` — and its JSON form. Other
@@ -26,9 +26,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/ab_evaluation.hpp"
+#include "eval/record/ab_result.hpp"
 #include "eval/record/evaluation.hpp"
-#include "loop/classification.hpp"
+#include "loop/record/classification.hpp"
 #include "measure/ab_comparison.hpp"
 #include "measure/statistics.hpp"
 

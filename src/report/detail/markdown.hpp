@@ -1,11 +1,11 @@
-// kloop loop (detail): small Markdown formatting helpers shared by the loop's documents.
+// kloop report (detail): small Markdown formatting helpers shared by the report's documents.
 #pragma once
 
 #include <string>
 
 #include <fmt/format.h>
 
-namespace kloop::loop::detail {
+namespace kloop::report::detail {
 
 // A table cell: '|' escaped, newlines folded to spaces.
 inline std::string md_cell(const std::string& s) {
@@ -21,4 +21,4 @@ inline std::string md_cell(const std::string& s) {
 // Seconds as milliseconds with 4 significant digits: "0.1234".
 inline std::string ms(double seconds) { return fmt::format("{:.4g}", seconds * 1e3); }
 
-}  // namespace kloop::loop::detail
+}  // namespace kloop::report::detail

@@ -1,5 +1,5 @@
 // kloop loop: the frozen contract (see contract.hpp).
-#include "loop/contract.hpp"
+#include "loop/record/contract.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "loop/workspace.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
 #include "spec/spec_loader.hpp"
