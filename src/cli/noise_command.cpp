@@ -8,6 +8,7 @@
 #include "cli/noise_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <optional>
@@ -47,6 +48,7 @@ struct noise_config {
     std::string keep_dir;
     eval::evaluation_options options;
     measure::ab_config ab;
+    bool require_quiet = false;            // --require-quiet
 };
 
 class noise_command final : public command_base {
@@ -65,6 +67,7 @@ protected:
         add_min_effect_options(sub, m_cfg.ab);
         declare_ab_timing_options(sub, m_cfg.options);
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runners' jobs, events and logs (of the last run) here");
+        add_require_quiet_option(sub, m_cfg.require_quiet, "exit 2 after the report");
     }
 
     int do_execute(const invocation& inv) override {
@@ -122,6 +125,8 @@ protected:
         rec.ok = true;
         std::vector<measure::noise_run> timed;
         for (const auto& r : runs) {
+            rec.host_load = platform::combined(rec.host_load, r.host_load);
+            rec.busy_runs += r.host_load.busy() ? 1 : 0;
             rec.ok = rec.ok && r.ok;
             if (!r.ok && rec.reason.empty()) rec.reason = r.reason.empty() ? "a run did not complete" : r.reason;
             measure::noise_run run;
@@ -131,11 +136,19 @@ protected:
             timed.push_back(std::move(run));
         }
         rec.summary = measure::summarize_noise(timed);
+        if (rec.busy_runs > 0)
+            rec.warnings = measure::busy_machine_warning(
+                true, fmt::format("{} of {} runs: {}", rec.busy_runs, c.runs, rec.host_load.describe()));
         const auto record = report::to_json(rec);
         if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");
         if (c.json) inv.out << record.dump(2) << "\n";
         else inv.out << report::to_text(rec);
-        return rec.ok ? static_cast<int>(exit_code::success) : static_cast<int>(exit_code::gate_red);
+        const int rc = rec.ok ? static_cast<int>(exit_code::success) : static_cast<int>(exit_code::gate_red);
+        if (rec.busy_runs == 0) return rc;
+        // A busy run refuses the whole measurement under --require-quiet (the load of that run).
+        for (const auto& r : runs)
+            if (r.host_load.busy()) return refuse_busy(c.require_quiet, r.host_load, inv.err, rc);
+        return rc;
     }
 
 private:

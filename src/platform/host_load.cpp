@@ -1,6 +1,8 @@
 // kloop platform: other work on the machine during a timing (see host_load.hpp).
 #include "platform/host_load.hpp"
 
+#include <algorithm>
+
 #include <dirent.h>
 #include <unistd.h>
 
@@ -125,6 +127,15 @@ void host_load_sampler::run(double interval_s) {
         m_tally.add(machine, own);
         std::this_thread::sleep_for(step);
     }
+}
+
+host_load_report combined(const host_load_report& a, const host_load_report& b) {
+    host_load_report r;
+    r.samples = a.samples + b.samples;
+    r.busy_samples = a.busy_samples + b.busy_samples;
+    r.max_other = std::max(a.max_other, b.max_other);
+    r.mean_other = r.samples > 0 ? (a.mean_other * a.samples + b.mean_other * b.samples) / r.samples : 0.0;
+    return r;
 }
 
 host_load_report host_load_sampler::stop() {

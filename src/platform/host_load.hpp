@@ -28,6 +28,9 @@ struct host_load_report {
     [[nodiscard]] std::string describe() const;
 };
 
+// Two timings' reports as one (the samples of both): `kloop noise`'s runs, for instance.
+[[nodiscard]] host_load_report combined(const host_load_report& a, const host_load_report& b);
+
 // The "procs_running N" line of /proc/stat; -1 when absent.
 [[nodiscard]] int parse_procs_running(std::string_view proc_stat);
 // The state letter of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line ('R', 'S', …),

@@ -60,6 +60,12 @@ json to_json(const noise_record& r) {
                                   {"max_time_s", r.stop.max_time_s},
                                   {"target_rel_stdev", r.stop.target_rel_stdev}}}}},
             {"shapes", shapes},
+            {"host_load", [&] {
+                 json l = host_load_json(r.host_load);
+                 l["busy_runs"] = r.busy_runs;
+                 return l;
+             }()},
+            {"warnings", warnings_json(r.warnings)},
             {"overall", {{"shape_verdicts", s.shape_verdicts},
                          {"false_verdicts", s.false_verdicts},
                          {"false_verdict_rate", s.false_verdict_rate()},
@@ -117,6 +123,7 @@ std::string to_text(const noise_record& r) {
                        s.false_verdicts, s.shape_verdicts, s.false_verdict_rate() * 100,
                        measure::allowed_false_verdict_rate * 100, r.ab.min_effect * 100,
                        s.within_allowed() ? "OK" : "TOO NOISY");
+    for (const auto& w : r.warnings) out += fmt::format("  warning ({}): {}\n", w.code, w.message);
     out += fmt::format("overall geomean verdicts: {} FASTER, {} SLOWER, {} SAME, {} AMBIGUOUS\n", s.geomean_verdicts.faster,
                        s.geomean_verdicts.slower, s.geomean_verdicts.same, s.geomean_verdicts.ambiguous);
     if (!r.ok) out += "NOT OK: " + r.reason + "\n";

@@ -13,6 +13,8 @@
 #include "eval/record/ab_result.hpp"
 #include "eval/record/evaluation_options.hpp"
 #include "measure/noise_floor.hpp"
+#include "measure/sample_warnings.hpp"
+#include "platform/host_load.hpp"
 
 namespace kloop::report {
 
@@ -30,6 +32,11 @@ struct noise_record {
     measure::ab_config ab;
     measure::stopping_config stop;
     measure::noise_summary summary;
+    // The machine's load over every run's timing (platform/host_load), how many runs were busy,
+    // and the busy_machine warning when the load was: a noise floor measured then is the load's.
+    platform::host_load_report host_load;
+    int busy_runs = 0;
+    std::vector<measure::sample_warning> warnings;
 };
 
 [[nodiscard]] nlohmann::json to_json(const noise_record& r);

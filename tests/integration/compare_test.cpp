@@ -360,6 +360,36 @@ TEST(NoiseTest, ReportsNoiseFloorAndFalseVerdictRate) {
     if (busy) std::cout << "note: " << *busy << "\n";
     EXPECT_EQ(rec.at("overall").at("shape_verdicts"), 12);
     EXPECT_TRUE(rec.at("overall").contains("false_verdict_rate"));
+    // The load is recorded whatever it was; the warning comes with a busy run, never without.
+    const auto& load = rec.at("host_load");
+    EXPECT_GT(load.at("samples").get<int>(), 0);
+    EXPECT_EQ(rec.at("warnings").empty(), load.at("busy_runs").get<int>() == 0) << rec.at("warnings").dump();
+}
+
+// A process spinning beside the runs (one, so the runners keep a core of a two-core machine): the
+// record counts the busy runs and warns, the text says so, and --require-quiet refuses the noise
+// floor (exit 2) after printing it — a floor measured then is the load's. Runs alone (RUN_SERIAL).
+TEST(NoiseTest, ABusyMachineIsWarnedAboutAndRequireQuietRefusesIt) {
+    const kloop::testing::spinners busy(1);
+    std::vector<std::string> args = {"noise", example_dir(), "--candidate", v1(), "--runs", "2", "--mode", "fwd"};
+    for (const auto& q : quick_bench()) args.push_back(q);
+    auto json_args = args;
+    json_args.push_back("--json");
+    const auto r = run_kloop_in(json_args);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto& load = r.record.at("host_load");
+    EXPECT_TRUE(load.at("busy").get<bool>()) << load.dump();
+    EXPECT_GE(load.at("busy_runs").get<int>(), 1) << load.dump();
+    EXPECT_LE(load.at("busy_runs").get<int>(), 2);
+    ASSERT_EQ(r.record.at("warnings").size(), 1u) << r.record.at("warnings").dump();
+    EXPECT_EQ(r.record.at("warnings").at(0).at("code"), "busy_machine");
+
+    args.push_back("--require-quiet");
+    const auto refused = run_kloop_in(args);
+    EXPECT_EQ(refused.exit_code, 2) << refused.err;
+    EXPECT_NE(refused.out.find("warning (busy_machine)"), std::string::npos) << refused.out;  // printed first
+    EXPECT_NE(refused.out.find("false verdicts"), std::string::npos) << refused.out;
+    EXPECT_NE(refused.err.find("--require-quiet"), std::string::npos) << refused.err;
 }
 
 // The text form prints each run's shape verdicts as it goes, so a run cut short (a time box on

@@ -49,6 +49,20 @@ TEST(HostLoadTest, BusyWhenOtherWorkRanInAQuarterOfTheSamples) {
     EXPECT_EQ(own.report().max_other, 0);
 }
 
+TEST(HostLoadTest, TwoReportsCombineTheirSamples) {
+    kp::host_load_tally quiet, busy;
+    for (int i = 0; i < 30; ++i) quiet.add(2, 2);
+    for (int i = 0; i < 10; ++i) busy.add(4, 2);  // 2 others in every sample
+    const auto both = kp::combined(quiet.report(), busy.report());
+    EXPECT_EQ(both.samples, 40);
+    EXPECT_EQ(both.busy_samples, 10);
+    EXPECT_EQ(both.max_other, 2);
+    EXPECT_NEAR(both.mean_other, 20.0 / 40, 1e-12);
+    EXPECT_TRUE(both.busy());  // a quarter of all samples
+    EXPECT_FALSE(kp::combined(quiet.report(), kp::host_load_report{}).busy());
+    EXPECT_EQ(kp::combined({}, {}).samples, 0);
+}
+
 TEST(HostLoadTest, TheSamplerSamplesThisMachine) {
     kp::host_load_sampler sampler(0.01);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
