@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <ostream>
@@ -144,11 +145,9 @@ protected:
         if (c.json) inv.out << record.dump(2) << "\n";
         else inv.out << report::to_text(rec);
         const int rc = rec.ok ? static_cast<int>(exit_code::success) : static_cast<int>(exit_code::gate_red);
-        if (rec.busy_runs == 0) return rc;
-        // A busy run refuses the whole measurement under --require-quiet (the load of that run).
-        for (const auto& r : runs)
-            if (r.host_load.busy()) return refuse_busy(c.require_quiet, r.host_load, inv.err, rc);
-        return rc;
+        // A busy run refuses the whole measurement under --require-quiet (named by that run's load).
+        const auto busy = std::find_if(runs.begin(), runs.end(), [](const auto& r) { return r.host_load.busy(); });
+        return busy == runs.end() ? rc : refuse_busy(c.require_quiet, busy->host_load, inv.err, rc);
     }
 
 private:
