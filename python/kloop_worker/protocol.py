@@ -323,3 +323,21 @@ def _json_default(o):
     except Exception:  # pragma: no cover - defensive
         pass
     return str(o)
+
+
+# How often a timing loop reports its progress (the runner's k_progress_interval_s).
+PROGRESS_INTERVAL_S = 0.5
+
+
+def progress_event(item_id: int, rules: "List[Any]") -> Dict[str, Any]:
+    """The live display's view of one timed item (events.hpp's progress_event): the side with
+    fewer samples, the timed total of all sides, the widest spread and the rule's target. For
+    the display only: no check reads it."""
+    e: Dict[str, Any] = {"event": "progress", "id": item_id,
+                         "samples": min(r.count for r in rules),
+                         "time_s": float(sum(r.total_s for r in rules)),
+                         "target_rel_stdev": float(rules[0].target_rel_stdev)}
+    spread = max(r.rel_stdev() for r in rules)
+    if math.isfinite(spread):
+        e["rel_stdev"] = float(spread)
+    return e

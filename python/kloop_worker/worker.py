@@ -45,7 +45,7 @@ from .candidate import (
     use_caches,
 )
 from .check_draw import CheckDraw
-from .protocol import BenchItem, GateCase, Job, derive_seed
+from .protocol import PROGRESS_INTERVAL_S, BenchItem, GateCase, Job, derive_seed, progress_event
 from .stopping import StoppingRule
 from .tensors import CallBuffers, outputs_bitwise_equal
 
@@ -453,6 +453,7 @@ class Worker:
                     and isinstance(sample_info[-1], dict) and "window_s" in sample_info[-1])
 
         s = 0
+        last_progress = time.perf_counter()
         while not rule.done or too_few_windows():
             cur = sets[s % n_sets]
             sample_start = time.perf_counter()
@@ -482,6 +483,9 @@ class Worker:
                 sample_info.append(info)
             samples.append(dt)
             rule.add(dt, cost)
+            if time.perf_counter() - last_progress >= PROGRESS_INTERVAL_S:
+                self.ev.write(progress_event(b.id, [rule]))
+                last_progress = time.perf_counter()
             if checked:
                 checks.append(self.checked_facts(out, cur, ref, b.call, s))
             s += 1
@@ -523,6 +527,8 @@ class Worker:
         samples: List[List[float]] = [[], []]
         # The checker's window around each kept sample, parallel to samples (hosts only).
         windows: List[List[float]] = [[], []]
+        # The timer's facts of each kept sample (clocks, clock event reasons), as the bench's sample_info.
+        sample_info: List[List[Dict[str, Any]]] = [[], []]
         checks: List[List[Dict[str, Any]]] = [[], []]
         flags_changed: List[Dict[str, Any]] = []
         warm = [0, 0]
@@ -571,6 +577,9 @@ class Worker:
             if sides[0].host is not None and sides[1].host is not None:
                 result["base_windows_s"] = windows[0]
                 result["candidate_windows_s"] = windows[1]
+            if sample_info[0] or sample_info[1]:
+                result["base_sample_info"] = sample_info[0]
+                result["candidate_sample_info"] = sample_info[1]
             self.ev.write(result)
 
         def damaged(side: int, entry: Dict[str, Any]) -> None:
@@ -599,6 +608,7 @@ class Worker:
 
         self.ev.write({"event": "stage", "id": b.id, "stage": "timing"})
         rules = [StoppingRule(b.stop), StoppingRule(b.stop)]
+        last_progress = time.perf_counter()
         ev_cfg = b.early_verdict
         max_retakes = 10
         r = 0
@@ -645,14 +655,19 @@ class Worker:
                         continue
                     break
                 samples[side].append(dt)
-                if isinstance(info, dict) and "window_s" in info:
-                    windows[side].append(info["window_s"])
+                if isinstance(info, dict):
+                    sample_info[side].append(info)
+                    if "window_s" in info:
+                        windows[side].append(info["window_s"])
                 rules[side].add(dt, time.perf_counter() - sample_start)
                 if stopped[side] == "not_done" and rules[side].done:
                     stopped[side] = rules[side].state
                 if checked:
                     checks[side].append(self.checked_facts(out, cur, ref, b.call, n))
             r += 1
+            if time.perf_counter() - last_progress >= PROGRESS_INTERVAL_S:
+                self.ev.write(progress_event(b.id, rules))
+                last_progress = time.perf_counter()
             # Both sides have the same count after a round: a look, once each has its minimum time.
             if ev_cfg and early_verdict.is_look(len(samples[0]), ev_cfg) and \
                     len(samples[0]) >= rules[0].min_samples and \

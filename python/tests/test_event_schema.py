@@ -114,3 +114,28 @@ class EventSchemaTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ProgressEventTest(unittest.TestCase):
+    """A timed item longer than the progress interval reports how far its stopping rule has come,
+    in events that fit the schema, before its result, with samples that only grow."""
+
+    def assert_progress(self, run, result_kind):
+        kinds = [e["event"] for e in run.events]
+        progress = [e for e in run.events if e["event"] == "progress"]
+        self.assertTrue(progress, kinds)
+        for e in progress:
+            self.assertIsNone(violation(e), e)
+            self.assertEqual(e["id"], 0)
+        self.assertLess(max(i for i, k in enumerate(kinds) if k == "progress"), kinds.index(result_kind))
+        counts = [e["samples"] for e in progress]
+        self.assertEqual(counts, sorted(counts))
+        self.assertGreater(progress[-1]["time_s"], 0)
+
+    def test_a_long_bench_and_ab_report_their_progress(self):
+        # About 2 s each on an idle machine (PROGRESS_INTERVAL_S is 0.5 s); longer when busy.
+        item = {"check_every": 1000, "tail_checks": 1}
+        bench = Run("bench", "versions/v0_numpy.py", min_samples=2000, **item)
+        self.assert_progress(bench, "bench_result")
+        ab = Run("ab", "versions/v0_numpy.py", base="versions/v0_numpy.py", min_samples=1000, **item)
+        self.assert_progress(ab, "ab_result")

@@ -9,6 +9,7 @@
 #include "cli/base_checkout.hpp"
 #include "cli/loop_options.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
@@ -125,7 +126,10 @@ protected:
         const auto spec = spec::load_op_spec(c.op_dir);
         if (!fs::exists(c.candidate)) throw usage_error("option --candidate '" + c.candidate + "': no such file");
         if (m_seed_option != nullptr && m_seed_option->count() > 0) c.options.seed = parse_seed(c.seed);
+        progress_display progress(inv.err, c.json);
+        c.options.progress = progress.sink();
         const auto ab = compare_with_base(spec, c.base, c.candidate, c.candidate, c.options, c.ab, inv.argv, c.keep_dir);
+        progress.finish();
         const auto record = report::to_json(ab);
         if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");
         if (c.json) inv.out << record.dump(2) << "\n";

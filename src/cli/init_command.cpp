@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/loop_options.hpp"
+#include "cli/progress_display.hpp"
 #include "core/error.hpp"
 #include "loop/initialise.hpp"
 #include "platform/subprocess.hpp"
@@ -51,7 +52,10 @@ protected:
         req.command_line = inv.argv;
         req.memory_db = memory_db_path();
         req.profile = m_profile;
+        progress_display progress(inv.err, false);
+        req.options.progress = progress.sink();
         const auto out = loop::initialise(req, runner);
+        progress.finish();
         inv.out << report::to_text(out.baseline);
         if (!out.created) {
             inv.err << "kloop: error: the baseline (v0) is not green; the loop starts from a correct kernel. Nothing was "

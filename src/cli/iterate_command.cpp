@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/loop_options.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/timing_options.hpp"
 #include "loop/iteration.hpp"
 #include "report/detail/markdown.hpp"
@@ -56,7 +57,10 @@ protected:
         req.command_line = inv.argv;
         req.memory_db = memory_db_path();
         req.profile = m_profile;
+        progress_display progress(inv.err, false);
+        req.options.progress = progress.sink();
         const auto out = loop::run_iteration(req, runner);
+        progress.finish();
         const auto& r = out.record;
         for (const auto& w : r.warnings) inv.err << "kloop: warning: " << w << "\n";
         for (const auto& n : out.notes) inv.out << "note: " << n << "\n";

@@ -17,6 +17,7 @@
 
 
 #include "cli/compare_command.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "measure/noise_floor.hpp"
@@ -87,6 +88,8 @@ protected:
             scratch.emplace("kloop-noise");
             scratch_dir = scratch->path();
         }
+        progress_display display(inv.err, c.json);
+        c.options.progress = display.sink();
         const fs::path cand = fs::absolute(c.candidate);
         const eval::ab_context ctx{spec, cand, cand, c.options, c.ab, commands, platform::cache_dir(), scratch_dir};
 
@@ -96,20 +99,22 @@ protected:
         auto& first = runs.front();
         first.base_label = first.candidate_label = c.candidate;
         first.command_line = inv.argv;
+        display.finish();
         if (!first.timed) {
             if (c.json) inv.out << report::noise_not_timed_json(first.reason).dump(2) << "\n";
             else inv.out << report::to_text(first);
             return compare_exit_code(first);
         }
         if (!c.json) inv.out << report::noise_header(spec.name, c.candidate, c.runs, first);
-        auto progress = [&](int i, const eval::ab_evaluation& r) {
+        auto print_run = [&](int i, const eval::ab_evaluation& r) {
+            display.finish();
             if (!c.json) inv.out << report::noise_run_line(i, c.runs, r) << std::flush;
         };
-        progress(0, first);
+        print_run(0, first);
         for (int i = 1; i < c.runs; ++i) {
             auto next = eval::retime_candidates(ctx, first, i);
             runs.push_back(std::move(next));
-            progress(i, runs.back());
+            print_run(i, runs.back());
         }
 
         // Per shape, across runs (the shapes come in the same order every run): measure/noise_floor.

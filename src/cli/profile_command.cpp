@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "cli/loop_options.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/option_checks.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
@@ -64,6 +65,8 @@ protected:
         o.modes = m_modes;
         o.bench = false;
         o.timeout_s = m_gate_timeout;
+        progress_display progress(inv.err, m_json);
+        o.progress = progress.sink();
         const eval::evaluation_context ctx{spec, fs::absolute(m_candidate), o, commands, platform::cache_dir(), scratch.path()};
 
         std::map<std::string, std::vector<std::string>> names;
@@ -91,6 +94,7 @@ protected:
         }
         if (req.targets.empty()) throw usage_error("option --mode: selects no mode of op '" + spec.name + "'");
         const auto r = eval::run_profile_step(ctx, req);
+        progress.finish();
         report::write_profile_summary(req.out_dir, r);
         if (m_json) inv.out << report::to_json(r).dump(2) << "\n";
         else inv.out << report::to_markdown(r);

@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "cli/loop_options.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/timing_options.hpp"
 #include "loop/final_report.hpp"
 #include "platform/subprocess.hpp"
@@ -32,7 +33,10 @@ protected:
         m_req.workspace = resolve_workspace(m_workspace, runner);
         m_req.command_line = inv.argv;
         m_req.memory_db = memory_db_path();
+        progress_display progress(inv.err, m_quiet);
+        m_req.options.progress = progress.sink();
         const auto out = loop::write_final_report(m_req, runner);
+        progress.finish();
         if (!m_quiet) inv.out << out.summary << "\n";
         inv.out << "verdict: " << out.verdict.verdict << "\n";
         inv.out << "written: " << out.summary_file.string() << "\n";

@@ -9,6 +9,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/loop_options.hpp"
 #include "cli/option_checks.hpp"
+#include "cli/progress_display.hpp"
 #include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
@@ -96,6 +97,8 @@ protected:
             scratch.emplace("kloop-verify");
             scratch_dir = scratch->path();
         }
+        progress_display progress(inv.err, c.json);
+        c.options.progress = progress.sink();
         const eval::evaluation_context ctx{spec, std::filesystem::absolute(c.candidate), c.options, commands,
                                            platform::cache_dir(), scratch_dir};
         auto result = eval::evaluate(ctx);
@@ -110,6 +113,7 @@ protected:
                                    commands);
             record["compare"] = report::to_json(*ab);
         }
+        progress.finish();
         if (!c.json_out.empty()) platform::write_file_atomic(c.json_out, record.dump(2) + "\n");
         if (c.json) inv.out << record.dump(2) << "\n";
         else inv.out << report::to_text(result);

@@ -16,6 +16,7 @@
 #include "eval/evaluator.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
+#include "eval/sample_clock_facts.hpp"
 
 namespace kloop::eval {
 
@@ -74,8 +75,10 @@ ab_shape_result interpret_item(const runner::call_plan& plan, const runner::ab_r
     s.base_stop_reason = e.base_stop_reason;
     s.candidate_stop_reason = e.candidate_stop_reason;
     if (e.early_verdict) s.early_verdict = *e.early_verdict;
-    if (s.base_s) s.base_warnings = measure::sample_warnings(*s.base_s, s.base_stop_reason, 0);
-    if (s.candidate_s) s.candidate_warnings = measure::sample_warnings(*s.candidate_s, s.candidate_stop_reason, 0);
+    s.base_warnings = timing_warnings(s.base_samples_s, s.base_stop_reason, e.base_discarded_samples,
+                                      clock_facts_of(e.base_sample_info));
+    s.candidate_warnings = timing_warnings(s.candidate_samples_s, s.candidate_stop_reason,
+                                           e.candidate_discarded_samples, clock_facts_of(e.candidate_sample_info));
     s.input_sets = e.input_sets;
     s.flush_bytes = e.flush_bytes;
     const auto base_checks = judge_checks(plan, e.base_checks);
@@ -240,8 +243,12 @@ ab_evaluation compare_candidates(const ab_context& ctx) {
     r.seed = *options.seed;
     fs::create_directories(ctx.scratch_dir / "base");
     fs::create_directories(ctx.scratch_dir / "candidate");
-    const evaluation_context base_ctx{ctx.spec, ctx.base, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "base"};
-    const evaluation_context cand_ctx{ctx.spec, ctx.candidate, options, ctx.commands, ctx.cache_dir,
+    prefixed_progress base_progress(options.progress, "base: "), cand_progress(options.progress, "new: ");
+    auto base_options = options, cand_options = options;
+    if (options.progress) base_options.progress = &base_progress, cand_options.progress = &cand_progress;
+    const evaluation_context base_ctx{ctx.spec, ctx.base, base_options, ctx.commands, ctx.cache_dir,
+                                      ctx.scratch_dir / "base"};
+    const evaluation_context cand_ctx{ctx.spec, ctx.candidate, cand_options, ctx.commands, ctx.cache_dir,
                                       ctx.scratch_dir / "candidate"};
     prebuilds pre(base_ctx, cand_ctx);
     pre.wait_for_base();
@@ -331,7 +338,7 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     const double timeout = options.timeout_s + static_cast<double>(job.bench.size()) * (2 * options.stop.max_time_s + 60.0);
     platform::host_load_sampler load;  // other work on the machine while it times
     const auto session = run_runner(backend::backend_for(ctx.spec), job, ctx.scratch_dir, timeout, ctx.commands, {},
-                                    options.max_output_bytes, options.max_memory_bytes);
+                                    options.max_output_bytes, options.max_memory_bytes, options.progress);
     r.host_load = load.stop();
     r.warnings = measure::busy_machine_warning(r.host_load.busy(), r.host_load.describe());
     if (session.process.interrupted) throw error(exit_code::interrupted, "interrupted");

@@ -15,6 +15,7 @@
 #include "eval/physics_floor.hpp"
 #include "eval/plan_builder.hpp"
 #include "eval/runner_session.hpp"
+#include "eval/sample_clock_facts.hpp"
 #include "eval/record/environment.hpp"
 
 namespace kloop::eval {
@@ -140,24 +141,11 @@ bench_report interpret_bench(const runner::job& job, const runner_session& s, co
                 r.graph_replay_s_per_call = e.graph_replay_s_per_call;
                 r.graph_replay_error = e.graph_replay_error;
                 r.discarded_samples = e.discarded_samples;
-                std::vector<double> clocks;
-                int with_events = 0;
-                std::vector<std::string> reasons;
-                for (const auto& info : e.sample_info) {
-                    if (!info.is_object()) continue;
-                    if (info.contains("sm_clock_mhz")) clocks.push_back(info.at("sm_clock_mhz").get<double>());
-                    if (info.contains("reasons") && info.at("reasons").is_string()) {
-                        ++with_events;
-                        const auto why = info.at("reasons").get<std::string>();
-                        if (std::find(reasons.begin(), reasons.end(), why) == reasons.end()) reasons.push_back(why);
-                    }
-                }
-                if (!clocks.empty()) r.sm_clock_mhz_median = measure::summarize(clocks).median;
+                const auto clocks = clock_facts_of(e.sample_info);
+                r.sm_clock_mhz_median = clocks.sm_clock_mhz_median;
                 if (!r.samples_s.empty()) {
                     r.stats_s = measure::summarize(r.samples_s);
-                    r.warnings = measure::sample_warnings(*r.stats_s, r.stop_reason, r.discarded_samples);
-                    for (auto& w : measure::clock_event_warning(with_events, static_cast<int>(r.samples_s.size()), reasons))
-                        r.warnings.push_back(std::move(w));
+                    r.warnings = timing_warnings(r.samples_s, r.stop_reason, r.discarded_samples, clocks);
                 }
                 for (const auto& chk : e.checks) {
                     ++r.checks_total;
@@ -259,7 +247,17 @@ backend::build_record build_run_source(const evaluation_context& ctx, const std:
     if (role == backend::source_role::candidate) sources = candidate_sources(ctx.spec, source);
     const backend::build_inputs in{ctx.spec, source, role, sources ? &*sources : nullptr, ctx.cache_dir,
                                    ctx.options.compile_timeout_s, ctx.commands};
-    return backend::backend_for(ctx.spec).build(in);
+    progress_update u;
+    u.step = "build";
+    u.subject = source.filename().string();
+    u.state = "compiling";
+    report_progress(ctx.options.progress, u);
+    auto built = backend::backend_for(ctx.spec).build(in);
+    u.finished = true;
+    u.state = !built.ok ? "failed" : built.cache_hit ? "cached" : "built";
+    u.timed_s = built.wall_s;
+    report_progress(ctx.options.progress, u);
+    return built;
 }
 
 evaluation evaluate(const evaluation_context& ctx) {
@@ -301,7 +299,8 @@ evaluation evaluate(const evaluation_context& ctx) {
     gate_job.candidate_device = cand_device;
     gate_job.reference_device = ref_device;
     const auto gate_session = run_runner(be, gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands, {},
-                                         ctx.options.max_output_bytes, ctx.options.max_memory_bytes);
+                                         ctx.options.max_output_bytes, ctx.options.max_memory_bytes,
+                                         ctx.options.progress);
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;
     ev.gate = interpret_gate(gate_job, gate_session, !ctx.options.gate_k.empty(), ctx.options.gate_k, seeds, judged);
@@ -368,7 +367,8 @@ evaluation evaluate(const evaluation_context& ctx) {
                                static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 60.0);
         platform::host_load_sampler load;  // other work on the machine while it times
         const auto bench_session = run_runner(be, bench_job, ctx.scratch_dir, timeout, ctx.commands, {},
-                                                  ctx.options.max_output_bytes, ctx.options.max_memory_bytes);
+                                              ctx.options.max_output_bytes, ctx.options.max_memory_bytes,
+                                              ctx.options.progress);
         const auto host_load = load.stop();
         if (bench_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         ev.bench = interpret_bench(bench_job, bench_session, ctx.spec, judged);

@@ -216,7 +216,8 @@ profile_capture capture_profile(const evaluation_context& ctx, const profile_req
     const auto scratch = ctx.scratch_dir / ("profile_" + cap.set);
     fs::create_directories(scratch);
     auto run_once = [&](const std::vector<std::string>& argv, std::string& log) {
-        auto s = run_runner(be, job, scratch, req.timeout_s, ctx.commands, argv, ctx.options.max_output_bytes);
+        auto s = run_runner(be, job, scratch, req.timeout_s, ctx.commands, argv, ctx.options.max_output_bytes, 0,
+                            ctx.options.progress);
         if (s.process.interrupted) throw error(exit_code::interrupted, "interrupted");
         // ncu's complaints are at the end of its output: the last 64 KiB of each stream.
         log = s.process.stdout_tail + s.process.stderr_tail;

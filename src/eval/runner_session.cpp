@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "eval/runner_progress.hpp"
 #include "platform/file_io.hpp"
 
 namespace kloop::eval {
@@ -74,7 +75,7 @@ std::string runner_session::describe_failure() const {
 
 runner_session run_runner(const backend::op_backend& be, const runner::job& job, const std::filesystem::path& scratch_dir, double timeout_s,
                           platform::command_runner_base& commands, const std::vector<std::string>& wrapper,
-                          std::size_t max_output_bytes, std::size_t max_memory_bytes) {
+                          std::size_t max_output_bytes, std::size_t max_memory_bytes, progress_sink* progress) {
     const auto tag = runner::to_string(job.phase);
     const auto job_path = scratch_dir / (tag + "_job.json");
     const auto events_path = scratch_dir / (tag + "_events.jsonl");
@@ -93,7 +94,10 @@ runner_session run_runner(const backend::op_backend& be, const runner::job& job,
     req.max_file_bytes = max_output_bytes;
 
     runner_session s;
-    s.process = commands.run(req);
+    {
+        runner_follower follower(events_path, job, progress);  // the live display, while it runs
+        s.process = commands.run(req);
+    }
 
     std::ifstream in(events_path);
     std::string line;

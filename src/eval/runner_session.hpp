@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
+#include "eval/record/progress.hpp"
 #include "platform/subprocess.hpp"
 #include "runner/events.hpp"
 #include "runner/job.hpp"
@@ -69,9 +70,10 @@ template <class T>
 // candidate host it starts, each; a Python worker of `[python] device = "cpu"` sets it on itself
 // before it forks its hosts, from KLOOP_MEMORY_LIMIT_BYTES), evaluation_options::max_memory_bytes.
 // A CUDA runner, whose driver maps device memory into it, and a GPU Python worker are not limited.
+// `progress` (may be null) is told what the runner does while it runs (eval/runner_progress).
 [[nodiscard]] runner_session run_runner(const backend::op_backend& be, const runner::job& job, const std::filesystem::path& scratch_dir,
                                         double timeout_s, platform::command_runner_base& commands,
                                         const std::vector<std::string>& wrapper, std::size_t max_output_bytes,
-                                        std::size_t max_memory_bytes = 0);
+                                        std::size_t max_memory_bytes = 0, progress_sink* progress = nullptr);
 
 }  // namespace kloop::eval

@@ -13,6 +13,7 @@
 #include "measure/early_verdict.hpp"
 #include "measure/stopping_rule.hpp"
 #include "measure/timer_agreement.hpp"
+#include "runner/progress_clock.hpp"
 
 namespace kloop::runner {
 
@@ -54,6 +55,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
 
     std::array<std::vector<double>, 2> samples;
     std::array<std::vector<double>, 2> windows;  // the checker's clock per kept sample
+    std::array<json, 2> sample_info = {json::array(), json::array()};  // the executor's, per kept sample
     std::vector<double> live_overheads;          // the calibration host's overhead now and then (CPU hosts)
     std::array<json, 2> checks = {json::array(), json::array()};
     auto fail = [&](const char* where, int side, std::size_t sample, const call_outcome& out) {
@@ -91,6 +93,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     }
 
     ev.write(stage_event{b.id, "timing"});
+    progress_clock ticker;
     std::array<measure::stopping_rule, 2> rule = {measure::stopping_rule(b.stop), measure::stopping_rule(b.stop)};
     std::array<measure::stop_reason, 2> stopped = {measure::stop_reason::not_done, measure::stop_reason::not_done};
     std::array<int, 2> checked_calls = {0, 0};
@@ -139,9 +142,13 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
             }
             if (!out.ok()) return fail("sample", side, samples[si].size(), out);
             samples[si].push_back(dt);
-            if (const json info = exec.last_sample_info(); info.is_object() && info.contains("window_s")) {
-                windows[si].push_back(info.at("window_s").get<double>());
-                if (info.contains("calibration_overhead_s")) live_overheads.push_back(info.at("calibration_overhead_s").get<double>());
+            if (const json info = exec.last_sample_info(); info.is_object()) {
+                if (info.contains("window_s")) {
+                    windows[si].push_back(info.at("window_s").get<double>());
+                    if (info.contains("calibration_overhead_s"))
+                        live_overheads.push_back(info.at("calibration_overhead_s").get<double>());
+                }
+                sample_info[si].push_back(info);
             }
             rule[si].add(dt, std::chrono::duration<double>(std::chrono::steady_clock::now() - sample_start).count());
             if (stopped[si] == measure::stop_reason::not_done && rule[si].is_done()) stopped[si] = rule[si].get_state();
@@ -155,6 +162,7 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
                 checks[si].push_back(std::move(g));
             }
         }
+        if (ticker.due()) ev.write(progress_of(b.id, rule[0], &rule[1]));
         // Both sides have the same count after a round: a look, once each has its minimum time.
         const auto& ev_cfg = b.early_verdict;
         if (ev_cfg.enabled && measure::is_early_verdict_look(samples[0].size(), ev_cfg) &&
@@ -204,6 +212,8 @@ void run_ab_item(const job& j, const bench_item& b, const entry_pair& fns, const
     result.base_windows_s = windows[0];
     result.candidate_windows_s = windows[1];
     result.calibration_overheads_s = std::move(live_overheads);
+    result.base_sample_info = std::move(sample_info[0]);
+    result.candidate_sample_info = std::move(sample_info[1]);
     result.base_checked_calls = checked_calls[0];
     result.candidate_checked_calls = checked_calls[1];
     ev.write(result);

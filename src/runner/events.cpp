@@ -14,10 +14,11 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<std::pair<event_kind, const char*>, 12> k_names = {{
+constexpr std::array<std::pair<event_kind, const char*>, 13> k_names = {{
     {event_kind::start, "start"},
     {event_kind::case_start, "case_start"},
     {event_kind::stage, "stage"},
+    {event_kind::progress, "progress"},
     {event_kind::case_result, "case_result"},
     {event_kind::bench_start, "bench_start"},
     {event_kind::bench_result, "bench_result"},
@@ -175,6 +176,16 @@ json write(const stage_event& e) {
     return j;
 }
 
+json write(const progress_event& e) {
+    json j = with_kind(event_kind::progress);
+    j["id"] = e.id;
+    j["samples"] = e.samples;
+    j["time_s"] = e.time_s;
+    if (e.rel_stdev) j["rel_stdev"] = *e.rel_stdev;
+    if (e.target_rel_stdev) j["target_rel_stdev"] = *e.target_rel_stdev;
+    return j;
+}
+
 json write(const case_result_event& e) {
     json j = e.facts.is_object() ? e.facts : json::object();
     j["event"] = to_string(event_kind::case_result);
@@ -236,6 +247,8 @@ json write(const ab_result_event& e) {
         j["base_windows_s"] = e.base_windows_s;
         j["candidate_windows_s"] = e.candidate_windows_s;
     }
+    if (!e.base_sample_info.empty()) j["base_sample_info"] = e.base_sample_info;
+    if (!e.candidate_sample_info.empty()) j["candidate_sample_info"] = e.candidate_sample_info;
     if (!e.calibration_overheads_s.empty()) j["calibration_overheads_s"] = e.calibration_overheads_s;
     if (e.base_checked_calls) j["base_checked_calls"] = *e.base_checked_calls;
     if (e.candidate_checked_calls) j["candidate_checked_calls"] = *e.candidate_checked_calls;
@@ -325,6 +338,8 @@ ab_result_event read_ab(const reader& r) {
     e.early_verdict = r.maybe<std::string>("early_verdict");
     e.base_windows_s = r.get_or<std::vector<double>>("base_windows_s", {});
     e.candidate_windows_s = r.get_or<std::vector<double>>("candidate_windows_s", {});
+    e.base_sample_info = array_or_empty(r, "base_sample_info");
+    e.candidate_sample_info = array_or_empty(r, "candidate_sample_info");
     e.calibration_overheads_s = r.get_or<std::vector<double>>("calibration_overheads_s", {});
     e.base_checked_calls = r.maybe<int>("base_checked_calls");
     e.candidate_checked_calls = r.maybe<int>("candidate_checked_calls");
@@ -349,6 +364,9 @@ event read_kind(const reader& r, event_kind kind, const json& j) {
         case event_kind::ab_start:
         case event_kind::profile_start: return item_start_event{kind, r.get<int>("id")};
         case event_kind::stage: return stage_event{r.get<int>("id"), r.get<std::string>("stage")};
+        case event_kind::progress:
+            return progress_event{r.get<int>("id"), r.get<int>("samples"), r.get<double>("time_s"),
+                                  r.maybe<double>("rel_stdev"), r.maybe<double>("target_rel_stdev")};
         case event_kind::case_result: {
             case_result_event e{r.get<int>("id"), j};
             e.facts.erase("event");
@@ -394,6 +412,7 @@ event_kind kind_of(const event& e) {
             if constexpr (std::is_same_v<T, start_event>) return event_kind::start;
             else if constexpr (std::is_same_v<T, item_start_event>) return x.kind;
             else if constexpr (std::is_same_v<T, stage_event>) return event_kind::stage;
+            else if constexpr (std::is_same_v<T, progress_event>) return event_kind::progress;
             else if constexpr (std::is_same_v<T, case_result_event>) return event_kind::case_result;
             else if constexpr (std::is_same_v<T, bench_result_event>) return event_kind::bench_result;
             else if constexpr (std::is_same_v<T, ab_result_event>) return event_kind::ab_result;

@@ -32,6 +32,7 @@ enum class event_kind {
     start,
     case_start,
     stage,
+    progress,
     case_result,
     bench_start,
     bench_result,
@@ -75,6 +76,18 @@ struct stage_event {
     int id = 0;
     std::string stage;
 };
+
+// Inside a bench or A/B item, now and then while it times (at most every k_progress_interval_s):
+// how far the stopping rule has come. For the live display only: no check or verdict reads it.
+struct progress_event {
+    int id = 0;
+    int samples = 0;               // kept samples so far (A/B: of the side with fewer)
+    double time_s = 0;             // their timed total (A/B: both sides)
+    std::optional<double> rel_stdev;   // the stopping rule's spread now (A/B: the wider side's)
+    std::optional<double> target_rel_stdev;  // the spread it stops at
+};
+
+inline constexpr double k_progress_interval_s = 0.5;
 
 // One gate case: the call's facts (runner/call_checks.hpp), and call_s, candidate_s,
 // same_address_recheck, deterministic where they were measured.
@@ -131,6 +144,9 @@ struct ab_result_event {
     int base_discarded_samples = 0, candidate_discarded_samples = 0;
     std::optional<std::string> early_verdict;
     std::vector<double> base_windows_s, candidate_windows_s;   // the checker's clock per sample
+    // Per kept sample, from executors that know the device's clocks (CUDA): sm_clock_mhz, the
+    // clock event reasons… as the bench's sample_info. Empty where the executor reports none.
+    nlohmann::json base_sample_info = nlohmann::json::array(), candidate_sample_info = nlohmann::json::array();
     std::vector<double> calibration_overheads_s;               // the calibration host, now and then
     std::optional<int> base_checked_calls, candidate_checked_calls;
     nlohmann::json numeric_flags_changed;
@@ -150,8 +166,8 @@ struct fatal_event {
 
 struct done_event {};
 
-using event = std::variant<start_event, item_start_event, stage_event, case_result_event, bench_result_event,
-                           ab_result_event, profile_result_event, fatal_event, done_event>;
+using event = std::variant<start_event, item_start_event, stage_event, progress_event, case_result_event,
+                           bench_result_event, ab_result_event, profile_result_event, fatal_event, done_event>;
 
 [[nodiscard]] event_kind kind_of(const event& e);
 // The item an event belongs to; nullopt for start, fatal and done.

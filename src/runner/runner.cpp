@@ -16,6 +16,7 @@
 #include "measure/timer_agreement.hpp"
 #include "runner/ab_phase.hpp"
 #include "runner/call_buffers.hpp"
+#include "runner/progress_clock.hpp"
 #include "runner/call_checks.hpp"
 #include "runner/loaded_library.hpp"
 #include "runner/remote_executor.hpp"
@@ -157,6 +158,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
     }
 
     measure::stopping_rule rule(b.stop);
+    progress_clock ticker;
     std::vector<double> samples;
     json sample_info = json::array();  // per kept sample, from executors that know clocks (CUDA)
     int discarded = 0;
@@ -191,6 +193,7 @@ void run_bench_item(const job& j, const bench_item& b, const entry_pair& fns, co
         if (!info.is_null()) sample_info.push_back(std::move(info));
         samples.push_back(dt);
         rule.add(dt, cost);
+        if (ticker.due()) ev.write(progress_of(b.id, rule));
         if (prep.draw_checked(static_cast<std::size_t>(s))) {
             ++checked_calls;
             json facts = checked_facts(out, set, ref, ex, fns.reference);

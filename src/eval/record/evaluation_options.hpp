@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/record/progress.hpp"
 #include "measure/stopping_rule.hpp"
 #include "platform/host_info.hpp"
 
@@ -43,6 +44,9 @@ struct evaluation_options {
     int check_every = 8;
     int tail_checks = 4;                    // runner/job.hpp: the draw of checked calls
     std::uint64_t evict_bytes = 0;         // 0 = 2 x last-level cache
+    // Who shows the work's progress while it runs (eval/record/progress.hpp); null: nobody.
+    // Not owned; never part of a record.
+    progress_sink* progress = nullptr;
 };
 
 }  // namespace kloop::eval

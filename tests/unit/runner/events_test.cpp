@@ -217,6 +217,8 @@ TEST(EventsTest, WhatTheRunnerWritesFitsTheSchemaAndReadsBack) {
     ab.early_verdict = "FASTER";
     ab.base_windows_s = {2.1e-3};
     ab.candidate_windows_s = {1.1e-3};
+    ab.base_sample_info = json::array({{{"sm_clock_mhz", 1980}}});
+    ab.candidate_sample_info = json::array({{{"sm_clock_mhz", 1755}, {"reasons", "sw_power_cap"}}});
     ab.base_checked_calls = 1;
     rn::ab_result_event ab_failed;
     ab_failed.id = 6;
