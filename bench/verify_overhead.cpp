@@ -25,6 +25,7 @@
 
 #include "measure/statistics.hpp"
 #include "platform/file_io.hpp"
+#include "platform/paths.hpp"
 #include "platform/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -107,7 +108,7 @@ run_figures run_once(const std::string& kloop, const std::string& op, const std:
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string op = std::string(KLOOP_SOURCE_DIR) + "/examples/rmsnorm";
+    std::string op = (kloop::platform::data_dir() / "examples" / "rmsnorm").string();  // the build tree's link
     std::string cand = op + "/versions/v1_rowwise.cpp";
     int runs = 3;
     for (int i = 1; i + 1 < argc; i += 2) {

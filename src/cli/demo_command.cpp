@@ -1,11 +1,12 @@
 // kloop cli: `kloop demo [--workspace DIR]` — the loop end to end on the bundled example.
 //
-// Copies examples/rmsnorm into a scratch git repository inside the demo directory (so the
-// user's checkout is never touched), then runs, as a user would: init (v0 = v0_naive.cpp), four
-// iterations — v1_rowwise (positive), broken/partial_write (rejected by the gate),
-// v3_slower (negative), v2_streaming — each written over the same kernel.cpp with its own
-// optimization_proposal.md, then status, best and report. Prints every command, the workspace
-// path and final_summary.md.
+// Copies the bundled examples/rmsnorm (platform::data_dir()/examples: <prefix>/share/kloop/examples
+// installed, the checkout's examples/ in a build tree) into a scratch git repository inside the
+// demo directory (so the user's checkout is never touched), then runs, as a user would: init
+// (v0 = v0_naive.cpp), four iterations — v1_rowwise (positive), broken/partial_write (rejected
+// by the gate), v3_slower (negative), v2_streaming — each written over the same kernel.cpp with
+// its own optimization_proposal.md, then status, best and report. Prints every command, the
+// workspace path and final_summary.md.
 #include "cli/demo_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@
 #include "cli/loop_options.hpp"
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
+#include "platform/paths.hpp"
 #include "platform/subprocess.hpp"
 
 namespace kloop::cli {
@@ -84,7 +86,8 @@ protected:
                 throw usage_error("option --workspace '" + dir.string() + "': exists and is not empty; give a new directory");
             platform::ensure_directory(dir);
         }
-        const fs::path example = fs::absolute(m_example);
+        const fs::path example =
+            m_example.empty() ? platform::data_dir() / "examples" / "rmsnorm" : fs::absolute(m_example);
         if (!fs::exists(example / "op.toml")) throw usage_error("option --example '" + example.string() + "': no op.toml there");
 
         // A scratch repository holding a copy of the example; the kernel file is kernel.cpp.
@@ -150,7 +153,7 @@ protected:
 
 private:
     std::string m_dir;
-    std::string m_example = std::string(KLOOP_SOURCE_DIR) + "/examples/rmsnorm";
+    std::string m_example;  // empty: the bundled examples/rmsnorm
     eval::evaluation_options m_options;
 };
 

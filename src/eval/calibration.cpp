@@ -15,7 +15,7 @@ namespace kloop::eval {
 
 namespace fs = std::filesystem;
 
-fs::path calibration_op_dir() { return platform::abi_include_dir().parent_path() / "share" / "calibrate"; }
+fs::path calibration_op_dir() { return platform::data_dir() / "calibrate"; }
 
 profile::device_peaks peaks_from_calibration(const evaluation& ev, const std::string& device_name) {
     auto rate = [&](const char* mode, bool bytes) {

@@ -1,8 +1,9 @@
 // kloop eval: this machine's attainable peaks for the roofline (`kloop preflight --calibrate`).
 //
-// Responsibility: turn a `kloop verify` of the bundled calibration op (share/calibrate: a float4
-// copy, an FP32 FMA loop, an mma.sync bf16 loop) into device peaks, cache them per GPU under
-// $KLOOP_HOME/calibration/<device>.json, and choose the peaks a roofline uses:
+// Responsibility: turn a `kloop verify` of the bundled calibration op (calibrate/ in kloop's data
+// directory; share/calibrate in the checkout: a float4 copy, an FP32 FMA loop, an mma.sync bf16
+// loop) into device peaks, cache them per GPU under $KLOOP_HOME/calibration/<device>.json, and
+// choose the peaks a roofline uses:
 //   - for reporting (% of floor): the calibrated peaks when cached for this device, else the
 //     datasheet's (profile/roofline.hpp);
 //   - for the suspect rule (a time below the floor): the larger of calibrated and datasheet,
@@ -20,7 +21,8 @@
 
 namespace kloop::eval {
 
-// share/calibrate next to include/ (found as platform::abi_include_dir()'s sibling).
+// platform::data_dir()/calibrate (<prefix>/share/kloop/calibrate installed; the checkout's
+// share/calibrate through the build tree's link).
 [[nodiscard]] std::filesystem::path calibration_op_dir();
 
 // Peaks from the bench of the calibration op: copy bytes / median, fma flops / median, mma

@@ -1,6 +1,7 @@
-// kloop platform: locations of kloop's data, cache, ABI header and sibling tools.
+// kloop platform: locations of kloop's cache, home, bundled data, ABI header and tools (see paths.hpp).
 #include "platform/paths.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <pwd.h>
 #include <string>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "kloop/install_layout.hpp"
 
 namespace kloop::platform {
 
@@ -67,6 +69,83 @@ fs::path cache_dir() {
     return home_dir() / ".cache" / "kloop";
 }
 
+const installed_layout& layout() {
+    static const installed_layout l{install_layout::bin_to_prefix, install_layout::includedir,
+                                    fs::path(install_layout::datadir) / "kloop",
+                                    fs::path(install_layout::libexecdir) / "kloop"};
+    return l;
+}
+
+std::vector<fs::path> prefix_roots(const fs::path& exe_dir) {
+    std::vector<fs::path> roots;
+    auto add = [&](const fs::path& p) {
+        fs::path n = p.lexically_normal();
+        if (!n.has_filename() && n.has_relative_path()) n = n.parent_path();  // "/opt/kloop/" -> "/opt/kloop"
+        if (std::find(roots.begin(), roots.end(), n) == roots.end()) roots.push_back(n);
+    };
+    add(exe_dir / layout().bin_to_prefix);
+    for (const char* up : {"..", "../..", "../../.."}) add(exe_dir / up);
+    return roots;
+}
+
+std::optional<fs::path> find_data_dir(const fs::path& exe_dir) {
+    std::error_code ec;
+    for (const auto& root : prefix_roots(exe_dir))
+        if (fs::path d = root / layout().data_dir; fs::is_directory(d, ec)) return d;
+    return std::nullopt;
+}
+
+std::optional<fs::path> find_abi_include_dir(const fs::path& exe_dir) {
+    for (const auto& root : prefix_roots(exe_dir)) {
+        if (fs::path d = root / layout().include_dir; has_abi_header(d)) {
+            std::error_code ec;
+            fs::path real = fs::canonical(d, ec);
+            return ec ? d : real;
+        }
+    }
+    return std::nullopt;
+}
+
+fs::path find_tool(const fs::path& exe_dir, std::string_view name) {
+    const fs::path tool_dir = (exe_dir / layout().bin_to_prefix / layout().tool_dir).lexically_normal();
+    const fs::path installed = tool_dir / std::string(name);
+    const fs::path beside = exe_dir / std::string(name);
+    std::error_code ec;
+    if (fs::exists(installed, ec)) return installed;
+    if (fs::exists(beside, ec)) return beside;
+    return fs::is_directory(tool_dir, ec) ? installed : beside;
+}
+
+namespace {
+
+// " 'a' 'b'" for an error message.
+std::string quoted_list(const std::vector<fs::path>& paths) {
+    std::string where;
+    for (const auto& p : paths) where += fmt::format(" '{}'", p.string());
+    return where.empty() ? std::string(" no directory") : where;
+}
+
+}  // namespace
+
+fs::path data_dir() {
+    if (std::string d = env("KLOOP_DATA_DIR"); !d.empty()) {
+        std::error_code ec;
+        if (fs::is_directory(d, ec)) return fs::absolute(d).lexically_normal();
+        throw usage_error(fmt::format(
+            "KLOOP_DATA_DIR '{}' is not a directory; point it at kloop's data directory (<prefix>/{}, holding "
+            "python/, calibrate/ and examples/)",
+            d, layout().data_dir.string()));
+    }
+    const fs::path exe_dir = self_exe_path().parent_path();
+    if (auto d = find_data_dir(exe_dir)) return *d;
+    std::vector<fs::path> tried;
+    for (const auto& root : prefix_roots(exe_dir)) tried.push_back(root / layout().data_dir);
+    throw usage_error(fmt::format(
+        "cannot find kloop's data directory (looked in{}); set KLOOP_DATA_DIR to the directory that holds "
+        "python/, calibrate/ and examples/ (<prefix>/{} of an install)",
+        quoted_list(tried), layout().data_dir.string()));
+}
+
 fs::path abi_include_dir() {
     if (std::string d = env("KLOOP_INCLUDE_DIR"); !d.empty()) {
         if (has_abi_header(d)) return d;
@@ -74,33 +153,21 @@ fs::path abi_include_dir() {
             "KLOOP_INCLUDE_DIR '{}' does not contain kloop/kernel.h; point it at the directory that holds kloop/",
             d));
     }
-#ifdef KLOOP_SOURCE_DIR
-    if (fs::path src = fs::path(KLOOP_SOURCE_DIR) / "include"; has_abi_header(src)) return src;
-#endif
+    const fs::path exe_dir = self_exe_path().parent_path();
+    if (auto d = find_abi_include_dir(exe_dir)) return *d;
     std::vector<fs::path> tried;
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        fs::path dir = exe.parent_path();
-        for (const char* rel : {"../include", "../../include", "../../../include"}) {
-            fs::path cand = (dir / rel).lexically_normal();
-            if (has_abi_header(cand)) return cand;
-            tried.push_back(cand);
-        }
-    }
-    std::string where;
-    for (const auto& t : tried) where += fmt::format(" '{}'", t.string());
+    for (const auto& root : prefix_roots(exe_dir)) tried.push_back(root / layout().include_dir);
     throw usage_error(fmt::format(
         "cannot find the candidate ABI header kloop/kernel.h (looked in{}); set KLOOP_INCLUDE_DIR to the "
         "directory that contains kloop/kernel.h",
-        where.empty() ? std::string(" no directory") : where));
+        quoted_list(tried)));
 }
 
 fs::path sibling_tool(std::string_view name) {
     if (name == "kloop-runner") {
         if (std::string r = env("KLOOP_RUNNER"); !r.empty()) return r;
     }
-    return self_exe_path().parent_path() / std::string(name);
+    return find_tool(self_exe_path().parent_path(), name);
 }
 
 }  // namespace kloop::platform

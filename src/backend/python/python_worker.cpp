@@ -36,26 +36,16 @@ fs::path worker_dir() {
             "kloop_worker/ (kloop's python/ folder)",
             d));
     }
-#ifdef KLOOP_SOURCE_DIR
-    if (fs::path src = fs::path(KLOOP_SOURCE_DIR) / "python"; has_worker(src)) return src;
-#endif
-    std::vector<fs::path> tried;
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const fs::path dir = exe.parent_path();
-        for (const char* rel : {"../python", "../../python", "../../../python", "../share/kloop/python"}) {
-            const fs::path cand = (dir / rel).lexically_normal();
-            if (has_worker(cand)) return cand;
-            tried.push_back(cand);
-        }
+    const fs::path dir = platform::data_dir() / "python";
+    if (has_worker(dir)) {
+        std::error_code ec;
+        fs::path real = fs::canonical(dir, ec);
+        return ec ? dir : real;
     }
-    std::string where;
-    for (const auto& t : tried) where += fmt::format(" '{}'", t.string());
     throw usage_error(fmt::format(
-        "cannot find kloop's Python worker kloop_worker/ (looked in{}); set KLOOP_PYTHON_DIR to the directory that "
-        "contains kloop_worker/",
-        where.empty() ? std::string(" no directory") : where));
+        "cannot find kloop's Python worker kloop_worker/ in '{}'; set KLOOP_PYTHON_DIR to the directory that "
+        "contains kloop_worker/, or KLOOP_DATA_DIR to kloop's data directory",
+        dir.string()));
 }
 
 interpreter_choice choose_interpreter(const spec::op_spec& s) {

@@ -39,9 +39,10 @@ inline constexpr const char* worker_device = "python";
 inline constexpr int manifest_schema_version = 1;
 
 // The directory that contains kloop_worker/__init__.py: $KLOOP_PYTHON_DIR (must contain it, else
-// a usage_error), else KLOOP_SOURCE_DIR/python (a development build), else exe_dir/../python,
-// exe_dir/../../python, exe_dir/../../../python, exe_dir/../share/kloop/python. Throws
-// kloop::usage_error naming the places looked at and KLOOP_PYTHON_DIR when none has it.
+// a usage_error), else platform::data_dir()/python (<prefix>/share/kloop/python installed; the
+// build tree's link to the checkout's python/), with symbolic links resolved. Throws
+// kloop::usage_error naming the place looked at, KLOOP_PYTHON_DIR and KLOOP_DATA_DIR when it
+// does not have it.
 [[nodiscard]] std::filesystem::path worker_dir();
 
 struct interpreter_choice {
