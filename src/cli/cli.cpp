@@ -4,10 +4,13 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/completion.hpp"
+#include "cli/man_page.hpp"
 #include "core/error.hpp"
 #include "kloop/version.hpp"
 #include "platform/stale_scratch.hpp"
@@ -68,7 +71,39 @@ std::string help_text() {
     return b.app.help();
 }
 
+cli_model describe_command_line() {
+    app_bundle b;
+    return describe(b.app);
+}
+
+namespace {
+
+// What the build runs to write the shell completions and the man page: `--generate-completion
+// bash|zsh` and `--generate-man`, each the whole command line. Handled before CLI11's parse, so
+// --help neither lists them nor changes shape for them. Returns the exit code, or nothing when
+// args are not one of these.
+std::optional<int> run_generator(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    if (args.empty()) return std::nullopt;
+    if (args[0] == "--generate-man" && args.size() == 1) {
+        out << man_page(describe_command_line(), build_info::version);
+        return 0;
+    }
+    if (args[0] != "--generate-completion") return std::nullopt;
+    const std::string shell = args.size() == 2 ? args[1] : std::string();
+    if (shell == "bash" || shell == "zsh") {
+        const cli_model m = describe_command_line();
+        out << (shell == "bash" ? bash_completion(m) : zsh_completion(m));
+        return 0;
+    }
+    err << "kloop: error: --generate-completion takes one shell, bash or zsh"
+        << (args.size() == 2 ? ", not '" + shell + "'" : std::string()) << "\n";
+    return static_cast<int>(exit_code::usage_error);
+}
+
+}  // namespace
+
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    if (auto generated = run_generator(args, out, err)) return *generated;
     app_bundle b;
     std::vector<std::string> argv_for_record{"kloop"};
     argv_for_record.insert(argv_for_record.end(), args.begin(), args.end());
