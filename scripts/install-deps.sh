@@ -3,7 +3,7 @@
 # Idempotent: re-running installs nothing new.
 set -euo pipefail
 packages=(
-  build-essential cmake git pkg-config
+  build-essential cmake git pkg-config ccache
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libsqlite3-dev libssl-dev libgtest-dev libgmock-dev
   python3 python3-numpy python3-pytest

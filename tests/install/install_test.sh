@@ -48,6 +48,11 @@ configure=("$cmake" -S "$src" -B "$build" -G "${KLOOP_GENERATOR:-Ninja}"
 [[ -n "${KLOOP_CUDA_LAUNCHER:-}" ]] && configure+=(-DCMAKE_CUDA_COMPILER_LAUNCHER="$KLOOP_CUDA_LAUNCHER")
 [[ -n "${KLOOP_CUDA_ARCHITECTURES:-}" ]] && configure+=(-DCMAKE_CUDA_ARCHITECTURES="$KLOOP_CUDA_ARCHITECTURES")
 [[ -n "${KLOOP_ENABLE_CUDA:-}" ]] && configure+=(-DKLOOP_ENABLE_CUDA="$KLOOP_ENABLE_CUDA")
+# With ccache, the same cache settings as scripts/build.sh's, so the objects of the calling build
+# are reused whatever this build directory's path.
+if [[ "${KLOOP_CXX_LAUNCHER:-}" == *ccache* ]]; then
+  export CCACHE_BASEDIR="$src" CCACHE_NOHASHDIR=1
+fi
 step "configure ${configure[*]}"
 "${configure[@]}" >"$tmp/configure.log" 2>&1 || { cat "$tmp/configure.log"; fail "configure"; }
 step "build"
