@@ -7,6 +7,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
   libsqlite3-dev libssl-dev libgtest-dev libgmock-dev
   python3 python3-numpy python3-pytest
+  chromium zlib1g-dev
   clang-14 libclang-rt-14-dev
 )
 missing=()

@@ -8,6 +8,7 @@
 #include "cli/status_command.hpp"
 #include "cli/best_command.hpp"
 #include "cli/report_command.hpp"
+#include "cli/show_command.hpp"
 #include "cli/nogo_command.hpp"
 #include "cli/dispatch_command.hpp"
 #include "cli/demo_command.hpp"
@@ -24,6 +25,7 @@ const std::vector<command_entry>& command_table() {
         {"status", "Where the loop stands: iterations, best, stall, blocked/preferred strategies, next step", &make_status_command},
         {"best", "Rank the eligible versions (median, then mean, then earliest)", &make_best_command},
         {"report", "Re-measure best vs baseline side by side; write final_summary.md with the promotion verdict", &make_report_command},
+        {"show", "Write the loop's HTML page (report.html) from the workspace's records, without measuring", &make_show_command},
         {"nogo", "Check the no-go bar and list what is missing", &make_nogo_command},
         {"dispatch", "Record a shape-specialised path and its evidence in dispatch.md", &make_dispatch_command},
         {"demo", "Run the whole loop on the bundled example in a scratch repository", &make_demo_command},

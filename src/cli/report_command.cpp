@@ -1,5 +1,6 @@
 // kloop cli: `kloop report [--workspace DIR]` — re-measure the best against v0 side by side and
-// write final_summary.md (promotion verdict, final-claim block, rejected versions, memory).
+// write final_summary.md (promotion verdict, final-claim block, rejected versions, memory); with
+// --html also report.html, the loop's page (loop/report_page), from that re-measurement.
 #include "cli/report_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,9 @@ protected:
         sub.add_flag("--allow-unprofiled", m_req.allow_unprofiled,
                      "Promote a CUDA version without a full Nsight Compute profile (where ncu cannot run); the final "
                      "summary says so");
+        sub.add_flag("--html", m_req.html,
+                     "Also write report.html in the workspace: the loop's page, with this re-measurement's samples "
+                     "(`kloop show` writes it without measuring)");
         add_bench_options(sub, m_req.options);
         add_min_effect_options(sub, m_req.ab);
     }
@@ -40,6 +44,7 @@ protected:
         if (!m_quiet) inv.out << out.summary << "\n";
         inv.out << "verdict: " << out.verdict.verdict << "\n";
         inv.out << "written: " << out.summary_file.string() << "\n";
+        if (out.page_file) inv.out << "written: " << out.page_file->string() << "\n";
         return 0;
     }
 

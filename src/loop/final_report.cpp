@@ -9,9 +9,11 @@
 #include "loop/fault_point.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/ranking.hpp"
+#include "loop/report_page.hpp"
 #include "platform/file_io.hpp"
 #include "platform/host_info.hpp"
 #include "platform/paths.hpp"
+#include "platform/utc_time.hpp"
 #include "report/ab_json.hpp"
 #include "report/evaluation_json.hpp"
 #include "report/evaluation_text.hpp"
@@ -152,6 +154,19 @@ report_outcome write_final_report(const report_request& req, platform::command_r
                  {"ab", ab ? report::to_json(*ab) : json(nullptr)}};
     write_record(session.ws.final_result_file(), "kloop.final_result", body, session.origin);
     platform::write_file_atomic(session.ws.final_summary_file(), md);
+    if (req.html) {
+        report::html_final_claim claim;
+        claim.written_at = platform::utc_now_iso8601();
+        claim.command_line = req.command_line;
+        claim.promote = out.verdict.promote;
+        claim.best = best;
+        claim.verdict = out.verdict.verdict;
+        claim.criteria = out.verdict.criteria;
+        claim.ab = ab;
+        const auto page = session.ws.report_page_file();
+        platform::write_file_atomic(page, report::html_report(gather_report_page(session, page, std::move(claim), req.command_line)));
+        out.page_file = page;
+    }
     write_manifest(session, req.memory_db);
     out.summary_file = session.ws.final_summary_file();
     out.summary = md;

@@ -8,7 +8,9 @@
 // / std / min / p10 / p90 for baseline and best, the equal-weight geomean speedup with its
 // interval, the exact commands, baseline commit and candidate SHA, machine identity); every
 // iteration; rejected versions and why; the strategy memory's conclusions (preferred and
-// blocked fingerprints). final_result.json keeps the verdict and the full A/B record.
+// blocked fingerprints). final_result.json keeps the verdict and the full A/B record (with the
+// raw samples of both sides). With `html`, report.html (loop/report_page) follows, its
+// distributions drawn from this re-measurement's samples.
 // Promotion: best is not v0, its gate is full and green in this run, and the overall A/B
 // verdict is FASTER. The profile criterion is reported as missing (kloop does not profile yet).
 #pragma once
@@ -56,12 +58,14 @@ struct report_request {
     std::vector<std::string> command_line;
     std::filesystem::path memory_db;
     bool allow_unprofiled = false;       // promote without a full profile; stated in the summary
+    bool html = false;                   // also write report.html (loop/report_page) from this measurement
 };
 
 struct report_outcome {
     promotion verdict;
     std::filesystem::path summary_file;
     std::string summary;                 // the Markdown written
+    std::optional<std::filesystem::path> page_file;  // report.html, when asked for
 };
 
 [[nodiscard]] report_outcome write_final_report(const report_request& req, platform::command_runner_base& runner);

@@ -11,6 +11,7 @@
 //   run_manifest.json      index of the iterations, the best, the memory database
 //   iter_vN/               one directory per iteration; v0 is the baseline (loop/record/iteration_record)
 //   final_summary.md, final_result.json   `kloop report`;   nogo.json   `kloop nogo`
+//   report.html            the page of the whole loop (`kloop show`, `kloop report --html`)
 //   .lock                  flock(2) held by a writing command (released by the kernel on a kill);
 //                          holds the holder's pid. `kloop init` takes it before it writes anything
 //   .staging-*/evaluating.json   an iteration whose candidate is being evaluated (loop/evaluation_marker)
@@ -67,6 +68,7 @@ public:
     [[nodiscard]] std::filesystem::path final_summary_file() const { return m_root / "final_summary.md"; }
     [[nodiscard]] std::filesystem::path final_result_file() const { return m_root / "final_result.json"; }
     [[nodiscard]] std::filesystem::path nogo_file() const { return m_root / "nogo.json"; }
+    [[nodiscard]] std::filesystem::path report_page_file() const { return m_root / "report.html"; }
     [[nodiscard]] std::filesystem::path iteration_dir(int n) const;
     [[nodiscard]] std::filesystem::path lock_file() const { return m_root / ".lock"; }
 
