@@ -24,6 +24,7 @@
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
 #include "png_image.hpp"
+#include "report/svg_chart.hpp"
 
 namespace fs = std::filesystem;
 using kloop::testing::example_dir;
@@ -46,22 +47,6 @@ std::vector<std::string> plots_of(const std::string& page) {
     std::vector<std::string> out;
     for (auto p = page.find("<svg class=\"plot\""); p != std::string::npos; p = page.find("<svg class=\"plot\"", p + 1))
         out.push_back(page.substr(p, page.find("</svg>", p) - p));
-    return out;
-}
-
-// The page's escaping of a text (report/svg_chart's escape_xml).
-std::string html_escaped(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
-        }
-    }
     return out;
 }
 
@@ -285,7 +270,7 @@ TEST_F(ShowTest, PageOfARealLoopFromItsRecords) {
     EXPECT_EQ(static_cast<int>(plots_of(final_page).size()), expected_plots(m_ws));
     EXPECT_EQ(final_page.find("No final report yet"), std::string::npos);
     EXPECT_NE(final_page.find("Promotion verdict: " +
-                              html_escaped(final_result.at("verdict").at("text").get<std::string>())),
+                              kloop::report::escape_xml(final_result.at("verdict").at("text").get<std::string>())),
               std::string::npos);
     const auto& ab = final_result.at("ab");
     if (ab.is_object()) {
