@@ -270,7 +270,7 @@ TEST_F(ShowTest, PageOfARealLoopFromItsRecords) {
     EXPECT_EQ(static_cast<int>(plots_of(final_page).size()), expected_plots(m_ws));
     EXPECT_EQ(final_page.find("No final report yet"), std::string::npos);
     EXPECT_NE(final_page.find("Promotion verdict: " +
-                              kloop::report::escape_xml(final_result.at("verdict").at("text").get<std::string>())),
+                              kloop::report::svg::escape_xml(final_result.at("verdict").at("text").get<std::string>())),
               std::string::npos);
     const auto& ab = final_result.at("ab");
     if (ab.is_object()) {
