@@ -91,7 +91,9 @@ progress_display::progress_display(std::ostream& err, progress_style style, bool
     : m_err(err), m_style(style), m_colour(colour), m_width(width) {}
 
 progress_display::progress_display(std::ostream& err, bool silent)
-    : progress_display(err, progress_style_for(err, silent), progress_colour_for(progress_style_for(err, silent))) {}
+    : progress_display(err, progress_style_for(err, silent), false) {
+    m_colour = progress_colour_for(m_style);
+}
 
 progress_display::~progress_display() { finish(); }
 
