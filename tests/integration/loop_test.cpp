@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "kloop_process.hpp"
+#include "integration/scratch_loop_repo.hpp"
 #include "platform/file_io.hpp"
 #include "loop/strategy_memory.hpp"
 #include "platform/subprocess.hpp"
@@ -46,30 +47,12 @@ protected:
     fs::path m_repo, m_op, m_kernel, m_ws, m_memory;
 
     void SetUp() override {
-        m_repo = m_dir.path() / "repo";
-        m_op = m_repo / "rmsnorm";
-        fs::create_directories(m_repo);
-        fs::copy(example_dir(), m_op, fs::copy_options::recursive);
-        m_kernel = m_op / "kernel.cpp";
-        fs::copy_file(m_op / "versions" / "v0_naive.cpp", m_kernel);
-        m_ws = m_repo / "profile" / "rmsnorm-opt";
+        const auto s = kloop::testing::make_scratch_loop_repo(m_dir.path());
+        m_repo = s.repo, m_op = s.op, m_kernel = s.kernel, m_ws = s.ws;
         m_memory = m_dir.path() / "memory.sqlite";
-        git({"init", "-q"});
-        git({"config", "user.email", "t@localhost"});
-        git({"config", "user.name", "t"});
-        git({"add", "-A"});
-        git({"commit", "-q", "-m", "start"});
     }
 
-    kloop::platform::process_result git(std::vector<std::string> args) {
-        kloop::platform::process_request r;
-        r.argv = {"git", "-C", m_repo.string()};
-        r.argv.insert(r.argv.end(), args.begin(), args.end());
-        kloop::platform::posix_command_runner runner;
-        auto res = runner.run(r);
-        EXPECT_TRUE(res.succeeded()) << res.stderr_text;
-        return res;
-    }
+    kloop::platform::process_result git(std::vector<std::string> args) { return kloop::testing::git_in(m_repo, args); }
 
     std::vector<std::pair<std::string, std::string>> env(const std::string& fault = "") const {
         std::vector<std::pair<std::string, std::string>> e = {

@@ -21,6 +21,7 @@
 #include <fmt/ranges.h>
 
 #include "kloop_process.hpp"
+#include "integration/scratch_loop_repo.hpp"
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
 #include "png_image.hpp"
@@ -141,22 +142,8 @@ protected:
 
     // A scratch git repository holding a copy of examples/rmsnorm with kernel.cpp = v0_naive.
     void make_repo() {
-        m_repo = m_dir.path() / "repo";
-        m_op = m_repo / "rmsnorm";
-        fs::create_directories(m_repo);
-        fs::copy(example_dir(), m_op, fs::copy_options::recursive);
-        m_kernel = m_op / "kernel.cpp";
-        fs::copy_file(m_op / "versions" / "v0_naive.cpp", m_kernel);
-        m_ws = m_repo / "profile" / "rmsnorm-opt";
-        for (const auto& args : std::vector<std::vector<std::string>>{
-                 {"init", "-q"}, {"config", "user.email", "t@localhost"}, {"config", "user.name", "t"}, {"add", "-A"},
-                 {"commit", "-q", "-m", "start"}}) {
-            kloop::platform::process_request r;
-            r.argv = {"git", "-C", m_repo.string()};
-            r.argv.insert(r.argv.end(), args.begin(), args.end());
-            kloop::platform::posix_command_runner runner;
-            ASSERT_TRUE(runner.run(r).succeeded());
-        }
+        const auto s = kloop::testing::make_scratch_loop_repo(m_dir.path());
+        m_repo = s.repo, m_op = s.op, m_kernel = s.kernel, m_ws = s.ws;
     }
 
     kloop_run run(std::vector<std::string> args, bool bench = false) {
