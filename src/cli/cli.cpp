@@ -29,6 +29,7 @@ constexpr const char* exit_codes_text =
     "  4    build failed (candidate or reference did not compile)\n"
     "  5    contract violated (a frozen file changed)\n"
     "  6    profile unavailable (kloop profile: ncu missing, no counter permission, ncu failed)\n"
+    "  7    proposer failed (kloop run: --max-failures failed or refused attempts in a row)\n"
     "  130  interrupted\n";
 
 // "cannot use '/x/keep': Not a directory (cannot create directories)": the path, the OS's reason,

@@ -13,13 +13,13 @@
 #include "loop/loop_session.hpp"
 #include "loop/loop_status.hpp"
 #include "loop/ranking.hpp"
+#include "loop/status_document.hpp"
 #include "platform/subprocess.hpp"
 
 namespace kloop::cli {
 
 namespace {
 
-using nlohmann::json;
 
 class status_command final : public command_base {
 protected:
@@ -36,47 +36,8 @@ protected:
         loop::reconcile_memory(s, memory);
         const auto st = loop::compute_status(s.records, s.c.max_iterations, s.c.target_speedup);
         const auto fps = memory.summarise(s.key());
-        json blocked = json::array(), preferred = json::array();
-        for (const auto& f : fps) {
-            json row = {{"fingerprint", f.fingerprint}, {"tags", f.tags}, {"positive", f.positive}, {"negative", f.negative},
-                        {"rejected", f.rejected}, {"runs", f.runs}};
-            if (f.is_blocked()) blocked.push_back(row);
-            else if (f.is_preferred()) preferred.push_back(row);
-        }
-        auto bench_json = [](const loop::iteration_record& r) {
-            json a = json::array();
-            for (const auto& b : r.bench)
-                a.push_back({{"mode", b.mode}, {"shape", b.shape}, {"median_ms", b.s.median * 1e3}, {"mean_ms", b.s.mean * 1e3}});
-            return a;
-        };
         if (m_json) {
-            json best = nullptr;
-            if (st.best) {
-                const auto& r = s.records[static_cast<std::size_t>(*st.best)];
-                best = {{"version", *st.best}, {"label", loop::version_label(*st.best)},
-                        {"geomean_median_ms", st.best_geomean_median_s.value_or(0) * 1e3}, {"bench", bench_json(r)},
-                        {"profile", r.profile_status}};
-            }
-            json its = json::array();
-            for (const auto& r : s.records)
-                its.push_back({{"number", r.number}, {"status", loop::to_string(r.status)}, {"rejection", loop::to_string(r.rejection)},
-                               {"reason", r.reason}, {"fingerprint", r.fingerprint}});
-            json j = loop::record_header("kloop.status", s.origin);
-            j.update({{"op", s.c.op},
-                      {"workspace", s.ws.root().string()},
-                      {"iterations", st.iterations},
-                      {"max_iterations", st.max_iterations},
-                      {"best", best},
-                      {"baseline_geomean_median_ms", st.baseline_geomean_median_s ? json(*st.baseline_geomean_median_s * 1e3) : json(nullptr)},
-                      {"estimated_speedup", st.estimated_speedup ? json(*st.estimated_speedup) : json(nullptr)},
-                      {"since_improvement", st.since_improvement},
-                      {"counts", {{"positive", st.positive}, {"negative", st.negative}, {"rejected", st.rejected}}},
-                      {"blocked", blocked},
-                      {"preferred", preferred},
-                      {"records", its},
-                      {"next", {{"step", loop::to_string(st.next)}, {"text", st.next_text}}},
-                      {"repairs", s.repairs}});
-            inv.out << j.dump(2) << "\n";
+            inv.out << loop::status_json(s, st, fps).dump(2) << "\n";
             return 0;
         }
         inv.out << fmt::format("{} — workspace {}\n", s.c.op, s.ws.root().string());

@@ -20,6 +20,7 @@ enum class exit_code : int {
     build_failed = 4,     // the candidate or reference did not compile
     contract_violated = 5,// a frozen file changed since the contract was written
     profile_unavailable = 6, // kloop profile: no capture (ncu missing, no counter permission, ncu failed)
+    proposer_failed = 7,  // kloop run: the proposer failed or was refused --max-failures times in a row
     interrupted = 130,
 };
 

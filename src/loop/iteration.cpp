@@ -38,7 +38,7 @@ using nlohmann::json;
 iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner) {
     iterate_outcome out;
     record_origin origin{req.command_line, {}};
-    auto session = open_session(req.workspace, access::write, origin);
+    auto session = open_session(req.workspace, access::write, origin, req.held_lock);
     out.notes = session.repairs;
     const auto& c = session.c;
     strategy_memory memory(req.memory_db);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "loop/record/iteration_record.hpp"
 #include "loop/version_profile.hpp"
 #include "loop/loop_status.hpp"
+#include "loop/workspace.hpp"
 #include "measure/ab_comparison.hpp"
 #include "platform/subprocess.hpp"
 
@@ -47,6 +49,14 @@ struct iterate_request {
     // Promote a FASTER candidate only when nothing else was runnable while the A/B timed
     // (platform/host_load): a verdict from a busy machine is then rejected (bench), not promoted.
     bool require_quiet = false;
+    // Refuse (kloop::usage_error, before anything is staged or measured) a proposal without a
+    // machine-readable prediction, and one whose strategy fingerprint is blocked in the memory
+    // unless it gives a written reason (`kloop run` sets both; `kloop iterate` warns).
+    bool require_prediction = false;
+    bool enforce_blocked = false;
+    // The workspace lock, when the caller holds it already (`kloop run` keeps it for the whole
+    // run): the iteration uses it instead of taking its own.
+    std::shared_ptr<workspace_lock> held_lock;
 };
 
 struct iterate_outcome {

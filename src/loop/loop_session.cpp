@@ -31,7 +31,7 @@ iteration_record load_iteration(const workspace& ws, int n) {
     }
 }
 
-loop_session open_session(const fs::path& root, access a, record_origin origin, std::unique_ptr<workspace_lock> held) {
+loop_session open_session(const fs::path& root, access a, record_origin origin, std::shared_ptr<workspace_lock> held) {
     loop_session s{workspace(root), {}, {}, nullptr, std::move(origin), {}};
     const auto cj = read_record(s.ws.contract_file(), "kloop.contract");
     s.c = contract_from_json(cj, s.ws.root());

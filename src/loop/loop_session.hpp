@@ -31,7 +31,7 @@ struct loop_session {
     workspace ws;
     contract c;
     std::vector<iteration_record> records;       // index == iteration number
-    std::unique_ptr<workspace_lock> lock;        // held for access::write (maybe for read)
+    std::shared_ptr<workspace_lock> lock;        // held for access::write (maybe for read)
     record_origin origin;
     std::vector<std::string> repairs;            // what step 3 fixed, for the output
 
@@ -39,9 +39,10 @@ struct loop_session {
     [[nodiscard]] const iteration_record& baseline() const { return records.front(); }
 };
 
-// `held`: the workspace lock the caller already holds (`kloop init`), used instead of a new one.
+// `held`: the workspace lock the caller already holds (`kloop init`; `kloop run`, which keeps it
+// across its iterations and while its proposer runs), used instead of a new one.
 [[nodiscard]] loop_session open_session(const std::filesystem::path& root, access a, record_origin origin,
-                                        std::unique_ptr<workspace_lock> held = nullptr);
+                                        std::shared_ptr<workspace_lock> held = nullptr);
 
 // Reads iter_vN/benchmark_result.json.
 [[nodiscard]] iteration_record load_iteration(const workspace& ws, int n);

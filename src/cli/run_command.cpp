@@ -1,0 +1,79 @@
+// kloop cli: `kloop run [--workspace DIR] --proposer CMD [--iterations N]` — the loop, unattended:
+// a proposer writes each candidate and its proposal, kloop gates, times, classifies and records
+// it, until a stop rule (loop/run_driver, docs/agents.md).
+#include "cli/run_command.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+#include "cli/loop_options.hpp"
+#include "cli/progress_display.hpp"
+#include "cli/timing_options.hpp"
+#include "core/error.hpp"
+#include "loop/run_driver.hpp"
+#include "platform/subprocess.hpp"
+
+namespace kloop::cli {
+
+namespace {
+
+class run_command final : public command_base {
+protected:
+    void do_declare(CLI::App& sub) override {
+        add_workspace_option(sub, m_workspace);
+        sub.add_option("--proposer", m_req.proposer,
+                       "The proposer: a shell command (an agent CLI, a script) run in the kernel's directory before each "
+                       "iteration; it edits the kernel file and writes $KLOOP_PROPOSAL (docs/agents.md)")
+            ->required();
+        sub.add_option("--iterations", m_iterations,
+                       "Iterations this run records at most (default: until the contract's cap or another stop rule)")
+            ->check(CLI::PositiveNumber);
+        sub.add_option("--max-stall", m_req.max_stall, "End the run after this many iterations without improvement")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_option("--max-failures", m_req.max_failures,
+                       "End the run (exit 7) after this many failed or refused attempts in a row")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        sub.add_option("--proposer-timeout", m_req.proposer_timeout_s,
+                       "Wall-clock limit per proposer run, seconds; past it its process group is killed and the attempt fails")
+            ->check(CLI::Range(1.0, 1e6))
+            ->capture_default_str();
+        add_bench_options(sub, m_req.iterate.options);
+        add_profile_options(sub, m_req.iterate.profile);
+        add_min_effect_options(sub, m_req.iterate.ab);
+        sub.add_flag("--allow-unconfined", m_req.iterate.allow_unconfined,
+                     "Promote a FASTER candidate that ran unconfined (the Python worker, a kernel without seccomp or "
+                     "Landlock); without it such a result is rejected (docs/security.md)");
+        add_require_quiet_option(sub, m_req.iterate.require_quiet, "a FASTER candidate timed on a busy machine is not promoted");
+    }
+
+    int do_execute(const invocation& inv) override {
+        platform::posix_command_runner runner;
+        m_req.iterate.workspace = resolve_workspace(m_workspace, runner);
+        m_req.iterate.command_line = inv.argv;
+        m_req.iterate.memory_db = memory_db_path();
+        if (m_iterations > 0) m_req.iterations = m_iterations;
+        progress_display progress(inv.err, false);
+        m_req.iterate.options.progress = progress.sink();
+        const auto out = loop::run_loop(m_req, runner, [&](const std::string& line) {
+            progress.finish();
+            inv.out << line << "\n" << std::flush;
+        });
+        progress.finish();
+        inv.out << "next: " << out.status.next_text << "\n";
+        return out.proposer_failed ? static_cast<int>(exit_code::proposer_failed) : 0;
+    }
+
+private:
+    std::string m_workspace;
+    int m_iterations = 0;
+    loop::run_request m_req;
+};
+
+}  // namespace
+
+std::unique_ptr<command_base> make_run_command() { return std::make_unique<run_command>(); }
+
+}  // namespace kloop::cli
