@@ -18,6 +18,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "eval/record/evaluation_options.hpp"
 #include "loop/record/iteration_record.hpp"
 #include "loop/version_profile.hpp"
+#include "loop/loop_session.hpp"
 #include "loop/loop_status.hpp"
 #include "measure/ab_comparison.hpp"
 #include "platform/subprocess.hpp"
@@ -57,6 +59,13 @@ struct iterate_outcome {
 };
 
 [[nodiscard]] iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner);
+// The same, for a caller that already holds the workspace lock (`kloop tune`, which searches
+// under it and ends in one iteration); the iteration takes it over.
+[[nodiscard]] iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner,
+                                            std::unique_ptr<workspace_lock> held);
+
+// kloop::usage_error when the session's iteration cap is reached ("the iteration cap (N) is reached").
+void refuse_past_cap(const loop_session& session);
 
 // The git commit message of an iteration: "kloop <op> v3: negative (SAME x0.998 vs v1)".
 [[nodiscard]] std::string commit_message(const std::string& op, const iteration_record& r);
