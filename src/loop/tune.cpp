@@ -66,11 +66,11 @@ public:
                                     describe_config(m_tunables, incumbent), rejection_reason_of(ab.base)));
         const auto cls = classify(ab, describe_config(m_tunables, incumbent));
         race_outcome r;
-        r.reason = cls.reason;
         r.overall = cls.overall;
-        if (cls.status == iteration_status::rejected)
+        if (cls.status == iteration_status::rejected) {
             r.status = cls.kind == rejection_kind::build ? tune_point_status::build_failed : tune_point_status::red;
-        else
+            r.reason = cls.reason;
+        } else
             r.status = cls.status == iteration_status::positive ? tune_point_status::faster : tune_point_status::not_faster;
         return r;
     }
