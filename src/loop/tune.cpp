@@ -107,10 +107,7 @@ tune_point_row row_of(const loop_session& s, const std::string& tune_id, int ite
     row.point = p.index;
     row.run_id = s.c.run_id;
     row.iteration = iteration;
-    row.op = s.c.op;
-    row.backend = s.c.backend;
-    row.device = s.c.device;
-    row.shape_set = s.c.shape_set;
+    row.key = s.key();
     row.candidate = candidate.string();
     row.config_json = config_json(tunables, p.config);
     row.status = to_string(p.status);

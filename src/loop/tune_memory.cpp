@@ -81,8 +81,8 @@ void tune_memory::record(const tune_point_row& row) {
         sqlite3_bind_int(st, ++i, row.point);
         text(row.run_id);
         sqlite3_bind_int(st, ++i, row.iteration);
-        for (const auto* s : {&row.op, &row.backend, &row.device, &row.shape_set, &row.candidate, &row.config_json,
-                              &row.status, &row.reason})
+        for (const auto* s : {&row.key.op, &row.key.backend, &row.key.device, &row.key.shape_set, &row.candidate,
+                              &row.config_json, &row.status, &row.reason})
             text(*s);
         for (const auto* v : {&row.speedup, &row.ci_low, &row.ci_high}) real(*v);
         text(row.recorded_at);

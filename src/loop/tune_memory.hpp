@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 
+#include "loop/strategy_memory.hpp"
+
 struct sqlite3;
 
 namespace kloop::loop {
@@ -25,7 +27,7 @@ struct tune_point_row {
     int point = 0;
     std::string run_id;
     int iteration = 0;
-    std::string op, backend, device, shape_set;
+    memory_key key;                      // op, backend, device, shape set: the strategy memory's
     std::string candidate;
     std::string config_json;
     std::string status;                  // tune_point_status spelling

@@ -16,7 +16,6 @@
 #include "loop/tune_memory.hpp"
 #include "loop/tunables.hpp"
 #include "platform/file_io.hpp"
-#include "platform/subprocess.hpp"
 
 namespace fs = std::filesystem;
 using kloop::testing::kloop_run;
@@ -38,22 +37,8 @@ protected:
     // The quick stopping rule and no held-out shapes: this is about the search and its records.
     kloop_run run(std::vector<std::string> args) {
         for (const auto& a : quick_bench()) args.push_back(a);
-        args.insert(args.end(), {"--held-out", "0"});
-        kloop::platform::process_request req;
-        req.argv = {std::string(KLOOP_TEST_BINARY_DIR) + "/src/kloop"};
-        req.argv.insert(req.argv.end(), args.begin(), args.end());
-        req.env_overrides = {{"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home"},
-                             {"KLOOP_MEMORY_DB", m_memory.string()}};
-        req.cwd = m_s.repo;
-        req.timeout_s = 600;
-        req.max_capture_bytes = 64 << 20;
-        kloop::platform::posix_command_runner runner;
-        const auto r = runner.run(req);
-        kloop_run k;
-        k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -r.term_signal;
-        k.out = r.stdout_text;
-        k.err = r.stderr_text;
-        return k;
+        args.insert(args.end(), {"--held-out", "0", "--workspace", m_s.ws.string()});
+        return kloop::testing::run_kloop(args, 600, {{"KLOOP_MEMORY_DB", m_memory.string()}});
     }
 
     void init() {
