@@ -6,6 +6,7 @@
 #include "cli/init_command.hpp"
 #include "cli/iterate_command.hpp"
 #include "cli/run_command.hpp"
+#include "cli/tune_command.hpp"
 #include "cli/status_command.hpp"
 #include "cli/best_command.hpp"
 #include "cli/report_command.hpp"
@@ -24,6 +25,7 @@ const std::vector<command_entry>& command_table() {
         {"init", "Start a loop: freeze the contract, measure the baseline v0, write the workspace", &make_init_command},
         {"iterate", "One iteration: gate, A/B against the current best, classify, log, snapshot, commit", &make_iterate_command},
         {"run", "The loop unattended: a proposer command writes each candidate and proposal, kloop iterates until a stop rule", &make_run_command},
+        {"tune", "Parameter search over the candidate's kloop:tune values, each point gated and raced; ends in one iteration", &make_tune_command},
         {"status", "Where the loop stands: iterations, best, stall, blocked/preferred strategies, next step", &make_status_command},
         {"best", "Rank the eligible versions (median, then mean, then earliest)", &make_best_command},
         {"report", "Re-measure best vs baseline side by side; write final_summary.md with the promotion verdict", &make_report_command},

@@ -61,22 +61,7 @@ protected:
         req.options.progress = progress.sink();
         const auto out = loop::run_iteration(req, runner);
         progress.finish();
-        const auto& r = out.record;
-        for (const auto& w : r.warnings) inv.err << "kloop: warning: " << w << "\n";
-        for (const auto& n : out.notes) inv.out << "note: " << n << "\n";
-        inv.out << loop::version_label(r.number) << ": " << loop::to_string(r.status);
-        if (r.status == loop::iteration_status::rejected) inv.out << " (" << loop::to_string(r.rejection) << ")";
-        inv.out << " — " << r.reason << "\n";
-        for (const auto& c : r.ab)
-            if (c.verdict && c.best_s && c.candidate_s)
-                inv.out << fmt::format("  {}/{}: {} ms -> {} ms  x{:.3f} [{:.3f}, {:.3f}] {}\n", c.mode, c.shape,
-                                       report::detail::ms(c.best_s->median), report::detail::ms(c.candidate_s->median),
-                                       c.verdict->speedup, c.verdict->ci_low, c.verdict->ci_high,
-                                       measure::to_string(c.verdict->verdict));
-        inv.out << "  predicted: " << r.expected << "\n";
-        inv.out << "  recorded: " << out.dir.string() << "\n";
-        inv.out << "  git: " << (r.git.committed ? "committed " + r.git.commit : r.git.note) << "\n";
-        inv.out << "next: " << out.status.next_text << "\n";
+        print_iteration_outcome(out, inv.out, inv.err);
         return 0;
     }
 
@@ -86,6 +71,25 @@ private:
 };
 
 }  // namespace
+
+void print_iteration_outcome(const loop::iterate_outcome& out, std::ostream& os, std::ostream& err) {
+    const auto& r = out.record;
+    for (const auto& w : r.warnings) err << "kloop: warning: " << w << "\n";
+    for (const auto& n : out.notes) os << "note: " << n << "\n";
+    os << loop::version_label(r.number) << ": " << loop::to_string(r.status);
+    if (r.status == loop::iteration_status::rejected) os << " (" << loop::to_string(r.rejection) << ")";
+    os << " — " << r.reason << "\n";
+    for (const auto& c : r.ab)
+        if (c.verdict && c.best_s && c.candidate_s)
+            os << fmt::format("  {}/{}: {} ms -> {} ms  x{:.3f} [{:.3f}, {:.3f}] {}\n", c.mode, c.shape,
+                              report::detail::ms(c.best_s->median), report::detail::ms(c.candidate_s->median),
+                              c.verdict->speedup, c.verdict->ci_low, c.verdict->ci_high,
+                              measure::to_string(c.verdict->verdict));
+    os << "  predicted: " << r.expected << "\n";
+    os << "  recorded: " << out.dir.string() << "\n";
+    os << "  git: " << (r.git.committed ? "committed " + r.git.commit : r.git.note) << "\n";
+    os << "next: " << out.status.next_text << "\n";
+}
 
 std::unique_ptr<command_base> make_iterate_command() { return std::make_unique<iterate_command>(); }
 

@@ -35,6 +35,15 @@ namespace kloop::loop {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+void refuse_past_cap(const loop_session& session) {
+    const int done = static_cast<int>(session.records.size()) - 1;
+    if (done >= session.c.max_iterations)
+        throw usage_error(fmt::format("the iteration cap ({}) is reached: {} iterations are recorded. Run `kloop report` "
+                                      "for the verdict; a longer loop needs a new `kloop init` with a higher "
+                                      "--max-iterations",
+                                      session.c.max_iterations, done));
+}
+
 iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner) {
     iterate_outcome out;
     record_origin origin{req.command_line, {}};
@@ -45,12 +54,8 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     if (int n = reconcile_memory(session, memory); n > 0)
         out.notes.push_back(fmt::format("strategy memory: recorded {} iteration(s) a killed command had left out", n));
 
+    refuse_past_cap(session);
     const int done = static_cast<int>(session.records.size()) - 1;
-    if (done >= c.max_iterations)
-        throw usage_error(fmt::format("the iteration cap ({}) is reached: {} iterations are recorded. Run `kloop report` "
-                                      "for the verdict; a longer loop needs a new `kloop init` with a higher "
-                                      "--max-iterations",
-                                      c.max_iterations, done));
     const fs::path candidate = fs::absolute(req.candidate.value_or(c.candidate)).lexically_normal();
     if (!fs::is_regular_file(candidate)) throw usage_error("option --candidate '" + candidate.string() + "': no such file");
     if (!fs::is_regular_file(req.proposal)) throw usage_error("option --proposal '" + req.proposal.string() + "': no such file");

@@ -27,6 +27,7 @@
 #include "eval/record/evaluation_options.hpp"
 #include "loop/record/iteration_record.hpp"
 #include "loop/version_profile.hpp"
+#include "loop/loop_session.hpp"
 #include "loop/loop_status.hpp"
 #include "loop/workspace.hpp"
 #include "measure/ab_comparison.hpp"
@@ -67,6 +68,9 @@ struct iterate_outcome {
 };
 
 [[nodiscard]] iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner);
+
+// kloop::usage_error when the session's iteration cap is reached ("the iteration cap (N) is reached").
+void refuse_past_cap(const loop_session& session);
 
 // The git commit message of an iteration: "kloop <op> v3: negative (SAME x0.998 vs v1)".
 [[nodiscard]] std::string commit_message(const std::string& op, const iteration_record& r);

@@ -1,0 +1,209 @@
+// kloop loop: the search of `kloop tune` (see tune_search.hpp).
+#include "loop/tune_search.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace kloop::loop {
+
+namespace {
+
+// One search: the points so far, the incumbent, what was tried and which builds were seen.
+class search_state {
+public:
+    search_state(const std::vector<tunable>& tunables, const tune_search_options& options, tune_evaluator& evaluator,
+                 const std::function<void(const tune_point&)>& on_point, tune_result& result)
+        : m_tunables(tunables), m_budget(options.budget), m_evaluator(evaluator), m_on_point(on_point), m_result(result) {}
+
+    void start(const tune_config& config) {
+        const auto built = m_evaluator.build(config);
+        if (!built.ok)
+            throw build_error(fmt::format("the candidate with its declared values ({}) does not build: {}",
+                                          describe_config(m_tunables, config), built.reason));
+        m_incumbent = config;
+        m_identities[built.identity] = 0;
+        m_tried[config] = 0;
+        tune_point p;
+        p.config = config;
+        p.label = describe_config(m_tunables, config);
+        p.status = tune_point_status::start;
+        p.reason = "the declared values";
+        publish(std::move(p));
+    }
+
+    [[nodiscard]] bool tried(const tune_config& config) const { return m_tried.count(config) != 0; }
+    [[nodiscard]] bool budget_spent() const { return static_cast<int>(m_result.points.size()) >= m_budget; }
+    [[nodiscard]] const tune_config& incumbent() const { return m_incumbent; }
+
+    // Builds, then races `config` against the incumbent; true when it became the incumbent.
+    bool visit(const tune_config& config) {
+        tune_point p;
+        p.index = static_cast<int>(m_result.points.size());
+        p.config = config;
+        p.label = describe_config(m_tunables, config);
+        p.incumbent = describe_config(m_tunables, m_incumbent);
+        m_tried[config] = p.index;
+        const auto built = m_evaluator.build(config);
+        if (!built.ok) {
+            p.status = tune_point_status::build_failed;
+            p.reason = built.reason;
+        } else if (auto seen = m_identities.find(built.identity); seen != m_identities.end()) {
+            p.status = tune_point_status::duplicate;
+            const auto& twin = m_result.points[static_cast<std::size_t>(seen->second)];
+            p.reason = fmt::format("its build is byte-identical to #{} ({}): not raced", twin.index, twin.label);
+        } else {
+            m_identities[built.identity] = p.index;
+            const bool against_start = m_incumbent == m_result.start;
+            auto race = m_evaluator.race(m_incumbent, config);
+            p.status = race.status;
+            p.reason = race.reason;
+            p.verdict = race.overall;
+            if (against_start && race.overall) m_vs_start[config] = *race.overall;
+        }
+        const bool moved = p.status == tune_point_status::faster;
+        if (moved) m_incumbent = config;
+        publish(std::move(p));
+        return moved;
+    }
+
+    [[nodiscard]] std::optional<measure::ab_result> measured_vs_start(const tune_config& config) const {
+        if (auto it = m_vs_start.find(config); it != m_vs_start.end()) return it->second;
+        return std::nullopt;
+    }
+
+private:
+    void publish(tune_point p) {
+        m_result.points.push_back(std::move(p));
+        if (m_on_point) m_on_point(m_result.points.back());
+    }
+
+    const std::vector<tunable>& m_tunables;
+    int m_budget;
+    tune_evaluator& m_evaluator;
+    const std::function<void(const tune_point&)>& m_on_point;
+    tune_result& m_result;
+    tune_config m_incumbent;
+    std::map<tune_config, int> m_tried;
+    std::map<std::string, int> m_identities;
+    std::map<tune_config, measure::ab_result> m_vs_start;
+};
+
+// The next configuration in odometer order (the last tunable fastest); false after the last.
+bool next_config(const std::vector<tunable>& tunables, std::vector<std::size_t>& digits) {
+    for (std::size_t k = digits.size(); k-- > 0;) {
+        if (++digits[k] < tunables[k].values.size()) return true;
+        digits[k] = 0;
+    }
+    return false;
+}
+
+void search_exhaustive(const std::vector<tunable>& tunables, search_state& s, tune_result& result) {
+    std::vector<std::size_t> digits(tunables.size(), 0);
+    do {
+        tune_config config;
+        for (std::size_t k = 0; k < tunables.size(); ++k) config.push_back(tunables[k].values[digits[k]]);
+        if (s.tried(config)) continue;
+        if (s.budget_spent()) {
+            result.stop_reason = fmt::format("the budget ({} points) is spent", result.budget);
+            return;
+        }
+        (void)s.visit(config);
+    } while (next_config(tunables, digits));
+    result.stop_reason = "every point of the space was visited";
+}
+
+void search_coordinate(const std::vector<tunable>& tunables, search_state& s, tune_result& result) {
+    for (int round = 1;; ++round) {
+        bool moved = false;
+        for (std::size_t k = 0; k < tunables.size(); ++k)
+            for (const auto& value : tunables[k].values) {
+                tune_config config = s.incumbent();
+                config[k] = value;
+                if (s.tried(config)) continue;
+                if (s.budget_spent()) {
+                    result.stop_reason = fmt::format("the budget ({} points) is spent in round {}", result.budget, round);
+                    return;
+                }
+                moved = s.visit(config) || moved;
+            }
+        if (!moved) {
+            result.stop_reason = fmt::format("round {} moved nothing", round);
+            return;
+        }
+    }
+}
+
+bool is_interruption(const error& e) { return e.get_code() == exit_code::interrupted; }
+
+}  // namespace
+
+std::string to_string(search_kind k) {
+    switch (k) {
+        case search_kind::automatic: return "auto";
+        case search_kind::exhaustive: return "exhaustive";
+        case search_kind::coordinate: return "coordinate";
+    }
+    return "auto";
+}
+
+search_kind search_kind_from_string(const std::string& s) {
+    if (s == "auto") return search_kind::automatic;
+    if (s == "exhaustive") return search_kind::exhaustive;
+    if (s == "coordinate") return search_kind::coordinate;
+    throw usage_error("--search '" + s + "': expected auto, exhaustive or coordinate");
+}
+
+std::size_t space_size(const std::vector<tunable>& tunables) {
+    std::size_t n = 1;
+    for (const auto& t : tunables) n *= t.values.size();
+    return n;
+}
+
+tune_result run_tune_search(const std::vector<tunable>& tunables, const tune_search_options& options,
+                            tune_evaluator& evaluator, const std::function<void(const tune_point&)>& on_point) {
+    if (tunables.empty()) throw usage_error("the candidate declares no tunables (a `kloop:tune` marker)");
+    if (options.budget < 1) throw usage_error("--budget must be at least 1");
+    tune_result result;
+    for (const auto& t : tunables) result.names.push_back(t.name);
+    result.space_size = space_size(tunables);
+    result.budget = options.budget;
+    search_kind kind = options.kind;
+    if (kind == search_kind::automatic)
+        kind = result.space_size <= static_cast<std::size_t>(options.budget) ? search_kind::exhaustive
+                                                                             : search_kind::coordinate;
+    result.search = to_string(kind);
+    result.start = declared_config(tunables);
+    result.start_label = describe_config(tunables, result.start);
+
+    search_state s(tunables, options, evaluator, on_point, result);
+    s.start(result.start);
+    try {
+        if (kind == search_kind::exhaustive) search_exhaustive(tunables, s, result);
+        else search_coordinate(tunables, s, result);
+    } catch (const error& e) {
+        if (!is_interruption(e)) throw;
+        result.interrupted = true;
+        result.stop_reason = "interrupted";
+    }
+    result.best = s.incumbent();
+    result.best_label = describe_config(tunables, result.best);
+    if (result.best != result.start && !result.interrupted) {
+        result.best_vs_start = s.measured_vs_start(result.best);
+        if (!result.best_vs_start) {
+            try {
+                const auto confirm = evaluator.race(result.start, result.best);
+                result.best_vs_start = confirm.overall;
+            } catch (const error& e) {
+                if (!is_interruption(e)) throw;
+                result.interrupted = true;
+                result.stop_reason = "interrupted";
+            }
+        }
+    }
+    return result;
+}
+
+}  // namespace kloop::loop
