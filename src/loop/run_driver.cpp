@@ -57,7 +57,8 @@ public:
     static void restore(const fs::path& file) {
         if (!fs::exists(file)) return;
         try {
-            for (const auto& m : read_record(file, "kloop.frozen_modes").at("files")) {
+            const auto saved = read_record(file, "kloop.frozen_modes");
+            for (const auto& m : saved.at("files")) {
                 std::error_code ec;
                 fs::permissions(m.at("path").get<std::string>(), static_cast<fs::perms>(m.at("mode").get<unsigned>()),
                                 fs::perm_options::replace, ec);
