@@ -74,6 +74,11 @@ protected:
                                        c.verdict->speedup, c.verdict->ci_low, c.verdict->ci_high,
                                        measure::to_string(c.verdict->verdict));
         inv.out << "  predicted: " << r.expected << "\n";
+        for (const auto& p : r.predictions)
+            inv.out << fmt::format("  prediction '{}': {}{}\n", p.claim.text, loop::to_string(p.score.outcome),
+                                   p.score.outcome == loop::prediction_outcome::unscored ? " (" + p.score.reason + ")"
+                                   : p.score.measured ? fmt::format(" (measured {:.4g})", *p.score.measured)
+                                                      : std::string());
         inv.out << "  recorded: " << out.dir.string() << "\n";
         inv.out << "  git: " << (r.git.committed ? "committed " + r.git.commit : r.git.note) << "\n";
         inv.out << "next: " << out.status.next_text << "\n";

@@ -12,6 +12,7 @@
 #include "report/detail/markdown.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/loop_status.hpp"
+#include "loop/record/proposer_calibration.hpp"
 #include "loop/ranking.hpp"
 #include "platform/subprocess.hpp"
 
@@ -57,6 +58,8 @@ protected:
                         {"geomean_median_ms", st.best_geomean_median_s.value_or(0) * 1e3}, {"bench", bench_json(r)},
                         {"profile", r.profile_status}};
             }
+            json last_predictions = json::array();
+            for (const auto& p : s.records.back().predictions) last_predictions.push_back(loop::to_json(p));
             json its = json::array();
             for (const auto& r : s.records)
                 its.push_back({{"number", r.number}, {"status", loop::to_string(r.status)}, {"rejection", loop::to_string(r.rejection)},
@@ -74,6 +77,8 @@ protected:
                       {"blocked", blocked},
                       {"preferred", preferred},
                       {"records", its},
+                      {"last_predictions", last_predictions},
+                      {"proposer_calibration", loop::to_json(loop::calibrate(s.records))},
                       {"next", {{"step", loop::to_string(st.next)}, {"text", st.next_text}}},
                       {"repairs", s.repairs}});
             inv.out << j.dump(2) << "\n";
