@@ -37,6 +37,7 @@ protected:
         loop::reconcile_memory(s, memory);
         const auto st = loop::compute_status(s.records, s.c.max_iterations, s.c.target_speedup);
         const auto fps = memory.summarise(s.key());
+        const auto calibration = loop::calibrate(s.records);
         json blocked = json::array(), preferred = json::array();
         for (const auto& f : fps) {
             json row = {{"fingerprint", f.fingerprint}, {"tags", f.tags}, {"positive", f.positive}, {"negative", f.negative},
@@ -78,7 +79,7 @@ protected:
                       {"preferred", preferred},
                       {"records", its},
                       {"last_predictions", last_predictions},
-                      {"proposer_calibration", loop::to_json(loop::calibrate(s.records))},
+                      {"proposer_calibration", loop::to_json(calibration)},
                       {"next", {{"step", loop::to_string(st.next)}, {"text", st.next_text}}},
                       {"repairs", s.repairs}});
             inv.out << j.dump(2) << "\n";
@@ -104,6 +105,10 @@ protected:
                                        f.rejected);
         for (const auto& f : fps)
             if (f.is_preferred()) inv.out << fmt::format("preferred: {} ({})\n", f.fingerprint, fmt::join(f.tags, ", "));
+        if (const auto& c = calibration.all; c.made > 0)
+            inv.out << fmt::format("predictions: {} made, {} scored, {} hit{}; misses {} optimistic, {} pessimistic\n", c.made,
+                                   c.scored, c.hits, c.hit_rate() ? fmt::format(" ({:.0f} %)", *c.hit_rate() * 100) : "",
+                                   c.optimistic, c.pessimistic);
         for (const auto& r : s.repairs) inv.out << "repaired: " << r << "\n";
         inv.out << "next: " << st.next_text << "\n";
         return 0;

@@ -30,7 +30,8 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
     for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
 }
 
-// Lower case, the Unicode comparison signs and dashes spelled in ASCII, runs of blanks as one space.
+// Lower case, the Unicode comparison signs and dashes spelled in ASCII, `no-change` as two words,
+// runs of blanks as one space.
 std::string normalised(const std::string& claim) {
     std::string s = lower(trimmed(claim));
     replace_all(s, "\u2265", ">=");
@@ -38,6 +39,7 @@ std::string normalised(const std::string& claim) {
     replace_all(s, "\u2013", "-");
     replace_all(s, "\u2014", "-");
     s.erase(std::remove(s.begin(), s.end(), '`'), s.end());
+    replace_all(s, "no-change", "no change");
     std::string out;
     for (char c : s) {
         if (c == '\t') c = ' ';

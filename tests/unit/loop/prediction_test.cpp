@@ -73,6 +73,7 @@ TEST(PredictionTest, ParsesShapesNoChangeAndProfile) {
     p = parse("No Change");
     EXPECT_EQ(p.kind, prediction_kind::no_change);
     EXPECT_EQ(p.scope, "");
+    EXPECT_EQ(parse("no-change").kind, prediction_kind::no_change);
     p = parse("bwd/n1000_d777 no change");
     EXPECT_EQ(p.kind, prediction_kind::no_change);
     EXPECT_EQ(p.scope, "bwd/n1000_d777");
