@@ -1,6 +1,7 @@
 // Unit under test: the loop end to end through the real kloop binary — init, iterate (positive,
 // rejected, negative), status, best, report, nogo, dispatch; the iteration cap; blocked
-// fingerprints; a changed frozen file (exit 5); SIGKILL at every fault point and at random
+// fingerprints (warned, or refused without an override reason when enforced); predictions
+// registered, scored and calibrated, and refused when required; a changed frozen file (exit 5); SIGKILL at every fault point and at random
 // moments during iterate, after which the next command reads a consistent workspace; and the
 // fault-injection run: more than 50 SIGKILLs of init, iterate, report and verify, by pid and by
 // process group, at every named point and at moments spread over each command's run, after each
@@ -285,9 +286,35 @@ TEST_F(LoopTest, BlockedFingerprintWarnsAndTheCapRefuses) {
     auto a = iterate("broken/wrong_result.cpp", "drop w", "- Drop Scale");
     ASSERT_EQ(a.exit_code, 0) << a.err;
     EXPECT_EQ(a.err.find("BLOCKED"), std::string::npos);
-    auto b = iterate("broken/wrong_result.cpp", "drop w again", "- drop_scale");  // same fingerprint, other spelling
+    // A driver that enforces the block refuses the same strategy without a written reason, before
+    // anything is staged (through the library: `kloop iterate` only warns).
+    const auto proposal = m_dir.path() / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, proposal_text("drop w again", "- drop_scale"));
+    kloop::loop::iterate_request req;
+    req.workspace = m_ws;
+    req.proposal = proposal;
+    req.memory_db = m_memory;
+    req.command_line = {"test"};
+    req.enforce_blocked = true;
+    kloop::platform::posix_command_runner runner;
+    try {
+        (void)kloop::loop::run_iteration(req, runner);
+        FAIL() << "a blocked strategy was measured";
+    } catch (const kloop::loop::proposal_refused& e) {
+        EXPECT_NE(std::string(e.what()).find("(drop-scale) is BLOCKED"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("Blocked-override:"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(m_ws / "iter_v2"));
+    // `kloop iterate` warns, and keeps the reason the proposal gives.
+    fs::copy_file(m_op / "broken/wrong_result.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    kloop::platform::write_file_atomic(proposal, proposal_text("drop w again", "- drop_scale") +  // same fingerprint, other spelling
+                                                     "\nBlocked-override: the scale is folded into x now\n");
+    auto b = run({"iterate", "--proposal", proposal.string()}, true);
     ASSERT_EQ(b.exit_code, 0) << b.err;
     EXPECT_NE(b.err.find("BLOCKED"), std::string::npos) << b.err;
+    EXPECT_NE(b.err.find("retried with the proposal's reason: the scale is folded into x now"), std::string::npos) << b.err;
+    EXPECT_NE(kloop::platform::read_file(m_ws / "iter_v2" / "iteration_summary.md").find("- Blocked override: the scale is folded"),
+              std::string::npos);
     const auto st = status();
     EXPECT_EQ(st.at("next").at("step"), "stop_cap");
     auto c = iterate("versions/v1_rowwise.cpp", "one more", "- vectorization");
