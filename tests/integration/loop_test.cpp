@@ -102,6 +102,31 @@ protected:
         return run({"iterate", "--proposal", proposal.string()}, true, fault);
     }
 
+    // The driver's rules (loop::iterate_request; `kloop iterate` sets neither): the message of the
+    // proposal_refused that run_iteration throws for `proposal` ("" and a failure when it measures).
+    struct driver_rules {
+        bool require_prediction = false;
+        bool enforce_blocked = false;
+    };
+    std::string refusal_of(const fs::path& proposal, driver_rules rules) {
+        kloop::loop::iterate_request req;
+        req.workspace = m_ws;
+        req.candidate = m_kernel;
+        req.proposal = proposal;
+        req.memory_db = m_memory;
+        req.command_line = {"test"};
+        req.require_prediction = rules.require_prediction;
+        req.enforce_blocked = rules.enforce_blocked;
+        kloop::platform::posix_command_runner runner;
+        try {
+            (void)kloop::loop::run_iteration(req, runner);
+        } catch (const kloop::loop::proposal_refused& e) {
+            return e.what();
+        }
+        ADD_FAILURE() << "the proposal was measured";
+        return "";
+    }
+
     nlohmann::json status() {
         auto s = run({"status", "--json"});
         EXPECT_EQ(s.exit_code, 0) << s.err;
@@ -290,20 +315,9 @@ TEST_F(LoopTest, BlockedFingerprintWarnsAndTheCapRefuses) {
     // anything is staged (through the library: `kloop iterate` only warns).
     const auto proposal = m_dir.path() / "proposal.md";
     kloop::platform::write_file_atomic(proposal, proposal_text("drop w again", "- drop_scale"));
-    kloop::loop::iterate_request req;
-    req.workspace = m_ws;
-    req.proposal = proposal;
-    req.memory_db = m_memory;
-    req.command_line = {"test"};
-    req.enforce_blocked = true;
-    kloop::platform::posix_command_runner runner;
-    try {
-        (void)kloop::loop::run_iteration(req, runner);
-        FAIL() << "a blocked strategy was measured";
-    } catch (const kloop::loop::proposal_refused& e) {
-        EXPECT_NE(std::string(e.what()).find("(drop-scale) is BLOCKED"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("Blocked-override:"), std::string::npos) << e.what();
-    }
+    const auto refused = refusal_of(proposal, {.enforce_blocked = true});
+    EXPECT_NE(refused.find("(drop-scale) is BLOCKED"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("Blocked-override:"), std::string::npos) << refused;
     EXPECT_FALSE(fs::exists(m_ws / "iter_v2"));
     // `kloop iterate` warns, and keeps the reason the proposal gives.
     fs::copy_file(m_op / "broken/wrong_result.cpp", m_kernel, fs::copy_options::overwrite_existing);
@@ -380,20 +394,8 @@ TEST_F(LoopTest, ARequiredPredictionIsRefusedBeforeAnythingIsStaged) {
     ASSERT_EQ(init(2).exit_code, 0);
     const auto proposal = m_dir.path() / "proposal.md";
     kloop::platform::write_file_atomic(proposal, proposal_text("no claim", "- vectorization"));
-    kloop::loop::iterate_request req;
-    req.workspace = m_ws;
-    req.candidate = m_kernel;
-    req.proposal = proposal;
-    req.memory_db = m_memory;
-    req.command_line = {"test"};
-    req.require_prediction = true;
-    kloop::platform::posix_command_runner runner;
-    try {
-        (void)kloop::loop::run_iteration(req, runner);
-        FAIL() << "the proposal was measured";
-    } catch (const kloop::loop::proposal_refused& e) {
-        EXPECT_NE(std::string(e.what()).find("no machine-readable prediction"), std::string::npos) << e.what();
-    }
+    const auto refused = refusal_of(proposal, {.require_prediction = true});
+    EXPECT_NE(refused.find("no machine-readable prediction"), std::string::npos) << refused;
     EXPECT_FALSE(fs::exists(m_ws / "iter_v1"));
     for (const auto& e : fs::directory_iterator(m_ws))
         EXPECT_NE(e.path().filename().string().rfind(".staging-", 0), 0u) << e.path();
