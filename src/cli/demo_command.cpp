@@ -39,20 +39,23 @@ constexpr demo_step demo_steps[] = {
      "Direction: keep 32 independent f32 partial sums per reduction (a fixed lane loop the compiler vectorises), "
      "compute 1/rms once per row, hoist row pointers, fuse dx and dw in one row-major bwd loop.\n\n"
      "Expected: every bench shape 2-5x faster in both modes: v0's serial f32 sums cannot be vectorised and its dw "
-     "walks down columns.\n\n"
+     "walks down columns.\n"
+     "Prediction: speedup 2-5\n\n"
      "## Strategy tags\n- vectorization\n- loop fusion\n- hoisting\n"},
     {"broken/partial_write.cpp",
      "# Proposal: v2 — drop the tail row\n\n"
      "Direction: stop writing the last row of y / dx (a deliberately broken candidate: the demo shows the gate "
      "rejecting it).\n\n"
-     "Expected: no speed change; the gate must catch the unwritten row (NaN poison).\n\n"
+     "Expected: no speed change; the gate must catch the unwritten row (NaN poison).\n"
+     "Prediction: no change\n\n"
      "## Strategy tags\n- skip tail\n"},
     {"versions/v3_slower.cpp",
      "# Proposal: v3 — separate reduction and scaling passes\n\n"
      "Direction: split each mode into two sweeps (all row reductions first, then the element-wise pass) so each loop "
      "is simpler for the compiler.\n\n"
      "Expected: fwd/bwd on shapes larger than cache 10-40% slower (x and dy are read twice); small shapes unchanged. "
-     "Tried to confirm the cost of a second sweep.\n\n"
+     "Tried to confirm the cost of a second sweep.\n"
+     "Prediction: speedup 0.6-0.95\n\n"
      "## Strategy tags\n- two pass\n- loop fission\n"},
     {"versions/v2_streaming.cpp",
      "# Proposal: v4 — explicit SIMD and streaming stores\n\n"
@@ -60,6 +63,7 @@ constexpr demo_step demo_steps[] = {
      "non-temporal stores for y and dx.\n\n"
      "Expected: bwd n2048_d4096 1.2-1.5x (no read-for-ownership on dx), fwd n2048_d4096 1.1-1.3x, shapes in cache "
      "about unchanged.\n\n"
+     "## Predictions\n- bwd/n2048_d4096 speedup 1.2-1.5\n- fwd/n2048_d4096 speedup 1.1-1.3\n- fwd/n256_d1024 no change\n\n"
      "## Strategy tags\n- simd intrinsics\n- streaming stores\n- restrict\n"},
 };
 

@@ -86,6 +86,11 @@ void print_iteration_outcome(const loop::iterate_outcome& out, std::ostream& os,
                               c.verdict->speedup, c.verdict->ci_low, c.verdict->ci_high,
                               measure::to_string(c.verdict->verdict));
     os << "  predicted: " << r.expected << "\n";
+    for (const auto& p : r.predictions)
+        os << fmt::format("  prediction '{}': {}{}\n", p.claim.text, loop::to_string(p.score.outcome),
+                          p.score.outcome == loop::prediction_outcome::unscored ? " (" + p.score.reason + ")"
+                          : p.score.measured ? fmt::format(" (measured {:.4g})", *p.score.measured)
+                                             : std::string());
     os << "  recorded: " << out.dir.string() << "\n";
     os << "  git: " << (r.git.committed ? "committed " + r.git.commit : r.git.note) << "\n";
     os << "next: " << out.status.next_text << "\n";

@@ -12,6 +12,7 @@
 #include "report/detail/markdown.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/loop_status.hpp"
+#include "loop/record/proposer_calibration.hpp"
 #include "loop/ranking.hpp"
 #include "loop/status_document.hpp"
 #include "platform/subprocess.hpp"
@@ -36,6 +37,7 @@ protected:
         loop::reconcile_memory(s, memory);
         const auto st = loop::compute_status(s.records, s.c.max_iterations, s.c.target_speedup);
         const auto fps = memory.summarise(s.key());
+        const auto calibration = loop::calibrate(s.records);
         if (m_json) {
             inv.out << loop::status_json(s, st, fps).dump(2) << "\n";
             return 0;
@@ -60,6 +62,10 @@ protected:
                                        f.rejected);
         for (const auto& f : fps)
             if (f.is_preferred()) inv.out << fmt::format("preferred: {} ({})\n", f.fingerprint, fmt::join(f.tags, ", "));
+        if (const auto& c = calibration.all; c.made > 0)
+            inv.out << fmt::format("predictions: {} made, {} scored, {} hit{}; misses {} optimistic, {} pessimistic\n", c.made,
+                                   c.scored, c.hits, c.hit_rate() ? fmt::format(" ({:.0f} %)", *c.hit_rate() * 100) : "",
+                                   c.optimistic, c.pessimistic);
         for (const auto& r : s.repairs) inv.out << "repaired: " << r << "\n";
         inv.out << "next: " << st.next_text << "\n";
         return 0;

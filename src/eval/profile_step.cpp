@@ -70,6 +70,7 @@ std::string timer_below_profiler(const std::string& key, double measured_ns, dou
 }
 
 void judge_profiles(profile_step_result& r) {
+    r.headline_entry.reset();
     r.suspect = false;
     r.suspect_reasons.clear();
     int parsed = 0, full = 0;
@@ -166,6 +167,7 @@ void judge_profiles(profile_step_result& r) {
             pick = &e;
     }
     if (pick != nullptr) {
+        r.headline_entry = static_cast<std::size_t>(pick - r.entries.data());
         const auto& k = pick->summary->kernels[*pick->summary->dominant];
         r.bound = profile::to_string(k.diag.kind);
         r.headline = k.diag.headline;

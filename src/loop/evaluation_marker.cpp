@@ -53,6 +53,8 @@ bool abandoned_iteration(const fs::path& staging, int next_number, iteration_rec
     r.bench.clear();
     r.ab.clear();
     r.overall.reset();
+    r.profile_facts.clear();
+    score_predictions(r);
     r.recorded_at = platform::utc_now_iso8601();
     return true;
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "loop/record/contract.hpp"
+#include "loop/record/proposer_calibration.hpp"
 #include "loop/fault_point.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/ranking.hpp"
@@ -147,10 +148,13 @@ report_outcome write_final_report(const report_request& req, platform::command_r
         in.memory.push_back({f.fingerprint, f.tags, f.positive, f.negative, f.rejected, f.runs,
                              f.is_blocked() ? standing::blocked : f.is_preferred() ? standing::preferred : standing::open});
     }
+    const auto calibration = calibrate(session.records);
+    in.calibration = &calibration;
     const std::string md = report::final_summary_md(in);
 
     json body = {{"verdict", {{"promote", out.verdict.promote}, {"best", out.verdict.best}, {"text", out.verdict.verdict},
                               {"criteria", out.verdict.criteria}}},
+                 {"proposer_calibration", to_json(calibration)},
                  {"ab", ab ? report::to_json(*ab) : json(nullptr)}};
     write_record(session.ws.final_result_file(), "kloop.final_result", body, session.origin);
     platform::write_file_atomic(session.ws.final_summary_file(), md);

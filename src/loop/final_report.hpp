@@ -7,9 +7,10 @@
 // the promotion verdict with each criterion; the final-claim block (per shape n / median / mean
 // / std / min / p10 / p90 for baseline and best, the equal-weight geomean speedup with its
 // interval, the exact commands, baseline commit and candidate SHA, machine identity); every
-// iteration; rejected versions and why; the strategy memory's conclusions (preferred and
-// blocked fingerprints). final_result.json keeps the verdict and the full A/B record (with the
-// raw samples of both sides). With `html`, report.html (loop/report_page) follows, its
+// iteration with its prediction and score; rejected versions and why; the proposer's
+// calibration over the loop (loop/record/proposer_calibration); the strategy memory's
+// conclusions (preferred and blocked fingerprints). final_result.json keeps the verdict, the
+// calibration and the full A/B record (with the raw samples of both sides). With `html`, report.html (loop/report_page) follows, its
 // distributions drawn from this re-measurement's samples.
 // Promotion: best is not v0, its gate is full and green in this run, and the overall A/B
 // verdict is FASTER. The profile criterion is reported as missing (kloop does not profile yet).

@@ -18,6 +18,7 @@
 #include "loop/loop_session.hpp"
 #include "report/opt_log.hpp"
 #include "loop/proposal.hpp"
+#include "loop/proposal_admission.hpp"
 #include "loop/ranking.hpp"
 #include "loop/repo_git.hpp"
 #include "loop/strategy_memory.hpp"
@@ -34,6 +35,26 @@ namespace kloop::loop {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+namespace {
+
+// The footer of the staged proposal copy: the claims as kloop parsed them, before the A/B.
+std::string registered_predictions_md(const std::vector<scored_prediction>& ps) {
+    if (ps.empty()) return "";
+    std::string out = "\n\n## Registered predictions (parsed by kloop before the measurement)\n\n";
+    for (const auto& p : ps) {
+        std::string range;
+        if (p.claim.kind != prediction_kind::no_change)
+            range = fmt::format(" in [{}, {}]", p.claim.low ? fmt::format("{:g}", *p.claim.low) : std::string("-inf"),
+                                p.claim.high ? fmt::format("{:g}", *p.claim.high) : std::string("inf"));
+        const std::string what = p.claim.kind == prediction_kind::profile ? "profile " + p.claim.metric : to_string(p.claim.kind);
+        out += fmt::format("- line {}: {} {}{}\n", p.claim.line, p.claim.scope.empty() ? std::string("overall") : p.claim.scope,
+                           what, range);
+    }
+    return out;
+}
+
+}  // namespace
 
 void refuse_past_cap(const loop_session& session) {
     const int done = static_cast<int>(session.records.size()) - 1;
@@ -70,12 +91,12 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     r.expected = prop.expected;
     r.tags = prop.tags;
     r.fingerprint = fingerprint_of(c.backend, prop.tags);
-    if (auto f = memory.lookup(session.key(), r.fingerprint); f && f->is_blocked())
-        r.warnings.push_back(fmt::format("strategy fingerprint {} ({}) is BLOCKED by the memory: {} positive, {} negative, {} "
-                                         "rejected in {} loop(s) on this op, backend, device and shape set. Pick another "
-                                         "direction unless the proposal says why this time differs",
-                                         r.fingerprint, fmt::join(normalise_tags(prop.tags), ", "), f->positive, f->negative,
-                                         f->rejected, f->runs));
+    r.blocked_override = prop.blocked_override;
+    // Admitted or refused before anything is staged or measured.
+    r.warnings = admit_proposal(prop, req.proposal.string(), r.fingerprint, memory.lookup(session.key(), r.fingerprint),
+                                {req.require_prediction, req.enforce_blocked});
+    // Pre-registered: the claims are in the record (and the evaluation mark) before the A/B.
+    for (const auto& claim : prop.predictions) r.predictions.push_back({claim, {prediction_outcome::unscored, {}, {}, "not measured yet"}});
 
     // The best to beat, and the snapshot: what is measured is what is recorded.
     const auto best = best_version(session.records, ab_target_policy());
@@ -89,7 +110,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     const auto sources = eval::candidate_sources(spec, candidate);
     const fs::path staging = session.ws.make_staging_dir(version_label(r.number));
     backend::copy_local_sources(sources, staging);
-    platform::write_file_atomic(staging / "optimization_proposal.md", prop.text);
+    platform::write_file_atomic(staging / "optimization_proposal.md", prop.text + registered_predictions_md(r.predictions));
     r.candidate_sha256 = platform::sha256_file(staging / r.candidate_file);
     for (std::size_t k = 1; k < sources.files.size(); ++k) r.local_files.push_back(sources.files[k].generic_string());
     r.sources_sha256 = backend::local_sources_sha256(sources);
@@ -146,6 +167,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
         out.notes.push_back(note);
     marker.reset();
     fault_point("iterate.profiled");
+    score_predictions(r);
     r.recorded_at = platform::utc_now_iso8601();
 
     std::vector<fs::path> local_paths;

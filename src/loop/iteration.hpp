@@ -1,9 +1,11 @@
 // kloop loop: `kloop iterate` — one iteration of the protocol.
 //
-// Responsibility: verify the contract, refuse past the cap, read the proposal and warn on a
-// blocked fingerprint, snapshot the candidate, compare it with the current best
+// Responsibility: verify the contract, refuse past the cap, read the proposal and admit it (a
+// blocked fingerprint or a proposal without a machine-readable prediction warns, or is refused
+// when the request says so: loop/proposal_admission), record its predictions, snapshot the
+// candidate, compare it with the current best
 // (eval::compare_candidates: both gated, then timed interleaved in one runner), classify,
-// commit the candidate in its repository, and write iter_vN/ (candidate copy, proposal,
+// score the predictions, commit the candidate in its repository, and write iter_vN/ (candidate copy, proposal,
 // benchmark_result.json, iteration_summary.md) in one rename; then the OPT_LOG.md row, the
 // strategy memory and run_manifest.json. Order and crash safety:
 //   stage the copies → compare → git commit → write the records into the staging directory →
@@ -50,13 +52,14 @@ struct iterate_request {
     // Promote a FASTER candidate only when nothing else was runnable while the A/B timed
     // (platform/host_load): a verdict from a busy machine is then rejected (bench), not promoted.
     bool require_quiet = false;
-    // Refuse (kloop::usage_error, before anything is staged or measured) a proposal without a
-    // machine-readable prediction, and one whose strategy fingerprint is blocked in the memory
-    // unless it gives a written reason (`kloop run` sets both; `kloop iterate` warns).
+    // Refuse (proposal_refused, before anything is staged) a proposal without a machine-readable
+    // prediction; without it such a proposal is measured with a warning (loop/proposal_admission).
     bool require_prediction = false;
+    // Refuse a proposal whose strategy fingerprint the memory blocks unless it gives a
+    // `Blocked-override:` reason; without it a blocked fingerprint only warns.
     bool enforce_blocked = false;
     // The workspace lock, when the caller holds it already (`kloop run` keeps it for the whole
-    // run): the iteration uses it instead of taking its own.
+    // run, `kloop tune` for its search): the iteration uses it instead of taking its own.
     std::shared_ptr<workspace_lock> held_lock;
 };
 

@@ -77,6 +77,7 @@ memory_row memory_row_of(const loop_session& s, const iteration_record& r) {
     }
     m.workspace = s.ws.root().string();
     m.recorded_at = r.recorded_at;
+    m.override_reason = r.blocked_override;
     return m;
 }
 

@@ -31,6 +31,12 @@ bool labelled(const std::string& line, const std::string& label, std::string& va
     return true;
 }
 
+// "- item", "* item", "+ item" → "item"; other lines as they are (trimmed).
+std::string bullet_item(const std::string& t) {
+    if (!t.empty() && (t[0] == '-' || t[0] == '*' || t[0] == '+')) return trimmed(t.substr(1));
+    return t;
+}
+
 }  // namespace
 
 proposal parse_proposal(const std::string& text, const std::string& file) {
@@ -41,21 +47,38 @@ proposal parse_proposal(const std::string& text, const std::string& file) {
     std::string section;  // lower-case heading text of the current "##" section
     std::string* collecting = nullptr;
     bool saw_tags_heading = false;
+    int line_number = 0;
+    auto add_prediction = [&](const std::string& claim) { p.predictions.push_back(parse_prediction(claim, file, line_number)); };
     while (std::getline(in, line)) {
+        ++line_number;
         const std::string t = trimmed(line);
         if (t.rfind("#", 0) == 0) {
             section = lower(trimmed(t.substr(t.find_first_not_of('#'))));
             collecting = nullptr;
             if (section == "direction") collecting = &p.direction;
             else if (section == "expected" || section.rfind("expected", 0) == 0) collecting = &p.expected;
+            else if (section == "blocked override" || section == "blocked-override") collecting = &p.blocked_override;
             if (section == "strategy tags") saw_tags_heading = true;
+            continue;
+        }
+        std::string value;
+        // Anywhere in the file, in any section (the tags' included).
+        if (labelled(line, "predictions", value) || labelled(line, "prediction", value)) {
+            add_prediction(value);
+            continue;
+        }
+        if (p.blocked_override.empty() &&
+            (labelled(line, "blocked-override", value) || labelled(line, "blocked override", value))) {
+            p.blocked_override = value;
+            continue;
+        }
+        if (section == "prediction" || section == "predictions") {
+            if (!t.empty()) add_prediction(bullet_item(t));
             continue;
         }
         if (section == "strategy tags") {
             if (t.empty()) continue;
-            std::string item = t;
-            if (item[0] == '-' || item[0] == '*' || item[0] == '+') item = trimmed(item.substr(1));
-            std::stringstream parts(item);
+            std::stringstream parts(bullet_item(t));
             std::string tag;
             while (std::getline(parts, tag, ',')) {
                 tag = trimmed(tag);
@@ -64,7 +87,6 @@ proposal parse_proposal(const std::string& text, const std::string& file) {
             }
             continue;
         }
-        std::string value;
         if (p.direction.empty() && labelled(line, "direction", value)) {
             p.direction = value;
             continue;

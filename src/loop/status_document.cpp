@@ -1,6 +1,8 @@
 // kloop loop: where a loop stands, as one JSON document (see status_document.hpp).
 #include "loop/status_document.hpp"
 
+#include "loop/record/proposer_calibration.hpp"
+
 namespace kloop::loop {
 
 using nlohmann::json;
@@ -35,6 +37,8 @@ json status_json(const loop_session& s, const loop_status& st, const std::vector
         its.push_back({{"number", r.number}, {"status", to_string(r.status)}, {"rejection", to_string(r.rejection)},
                        {"reason", r.reason}, {"fingerprint", r.fingerprint}});
     const auto strategies = strategies_json(fps);
+    json last_predictions = json::array();
+    for (const auto& p : s.records.back().predictions) last_predictions.push_back(to_json(p));
     json j = record_header("kloop.status", s.origin);
     j.update({{"op", s.c.op},
               {"workspace", s.ws.root().string()},
@@ -48,6 +52,8 @@ json status_json(const loop_session& s, const loop_status& st, const std::vector
               {"blocked", strategies.at("blocked")},
               {"preferred", strategies.at("preferred")},
               {"records", its},
+              {"last_predictions", last_predictions},
+              {"proposer_calibration", to_json(calibrate(s.records))},
               {"next", {{"step", to_string(st.next)}, {"text", st.next_text}}},
               {"repairs", s.repairs}});
     return j;

@@ -2,7 +2,8 @@
 // proposer of `kloop run` reads).
 //
 // Responsibility: gather loop_status, the best version's numbers, every iteration's verdict and
-// the strategy memory's blocked and preferred fingerprints for this loop's key into the
+// the last iteration's scored predictions, the proposer's calibration over the loop, and the
+// strategy memory's blocked and preferred fingerprints for this loop's key into the
 // "kloop.status" record. Reads only; the caller has opened the session.
 #pragma once
 

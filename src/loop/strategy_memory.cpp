@@ -93,6 +93,7 @@ strategy_memory::strategy_memory(fs::path db) : m_path(std::move(db)) {
              " op TEXT NOT NULL, backend TEXT NOT NULL, device TEXT NOT NULL, shape_set TEXT NOT NULL,"
              " fingerprint TEXT NOT NULL, tags TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL,"
              " speedup REAL, ci_low REAL, ci_high REAL, workspace TEXT NOT NULL, recorded_at TEXT NOT NULL,"
+             " override_reason TEXT NOT NULL DEFAULT '',"
              " PRIMARY KEY (run_id, iteration));");
         exec("CREATE INDEX IF NOT EXISTS iterations_by_key ON iterations(op, backend, device, shape_set, fingerprint);");
         exec(fmt::format("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '{}');", memory_schema_version).c_str());
@@ -102,6 +103,10 @@ strategy_memory::strategy_memory(fs::path db) : m_path(std::move(db)) {
         if (version > memory_schema_version || version < 1)
             throw usage_error(fmt::format("strategy memory '{}' has schema_version {}; this kloop reads 1..{}",
                                           m_path.string(), version, memory_schema_version));
+        if (version == 1) {  // version 2 adds the override reason of a retried blocked strategy
+            exec("ALTER TABLE iterations ADD COLUMN override_reason TEXT NOT NULL DEFAULT '';");
+            exec(fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version';", memory_schema_version).c_str());
+        }
         exec("COMMIT;");
     } catch (...) {
         sqlite3_exec(m_db, "ROLLBACK;", nullptr, nullptr, nullptr);
@@ -129,8 +134,8 @@ void strategy_memory::record(const memory_row& row) {
     try {
         statement s(m_db,
                     "INSERT OR REPLACE INTO iterations(run_id, iteration, op, backend, device, shape_set, fingerprint, tags,"
-                    " status, reason, speedup, ci_low, ci_high, workspace, recorded_at)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15);",
+                    " status, reason, speedup, ci_low, ci_high, workspace, recorded_at, override_reason)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16);",
                     m_path);
         s.bind(1, row.run_id);
         s.bind(2, row.iteration);
@@ -147,6 +152,7 @@ void strategy_memory::record(const memory_row& row) {
         s.bind(13, row.ci_high);
         s.bind(14, row.workspace);
         s.bind(15, row.recorded_at);
+        s.bind(16, row.override_reason);
         if (sqlite3_step(s.get()) != SQLITE_DONE)
             throw usage_error(fmt::format("strategy memory '{}': cannot record iteration {}: {}", m_path.string(),
                                           row.iteration, sqlite3_errmsg(m_db)));

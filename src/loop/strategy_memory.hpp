@@ -10,11 +10,14 @@
 // Concurrency and crashes: WAL journal, busy_timeout 30 s, every write one BEGIN IMMEDIATE
 // transaction; record() is idempotent (INSERT OR REPLACE on the key), so a command killed
 // between writing an iteration and recording it re-records it next time (loop/loop_session).
-// Schema (meta.schema_version = 1):
+// Schema (meta.schema_version = 2):
 //   meta(key TEXT PRIMARY KEY, value TEXT)
 //   iterations(run_id, iteration, op, backend, device, shape_set, fingerprint, tags, status,
-//              reason, speedup, ci_low, ci_high, workspace, recorded_at,
+//              reason, speedup, ci_low, ci_high, workspace, recorded_at, override_reason,
 //              PRIMARY KEY (run_id, iteration))
+// override_reason (version 2): the proposal's written reason to retry a blocked strategy, or "".
+// A version-1 database is migrated in place when opened (ALTER TABLE ADD COLUMN, inside the
+// opening transaction); a newer version than this kloop's is refused.
 #pragma once
 
 #include <filesystem>
@@ -26,7 +29,7 @@ struct sqlite3;
 
 namespace kloop::loop {
 
-inline constexpr int memory_schema_version = 1;
+inline constexpr int memory_schema_version = 2;
 
 struct memory_key {
     std::string op;
@@ -46,6 +49,7 @@ struct memory_row {
     std::optional<double> speedup, ci_low, ci_high;
     std::string workspace;
     std::string recorded_at;
+    std::string override_reason;         // why a blocked strategy was retried; "" otherwise
 };
 
 struct fingerprint_summary {

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/profile_step.hpp"
+#include "loop/record/profile_facts.hpp"
 #include "report/profile_report.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
@@ -21,6 +22,7 @@ std::string profile_version(iteration_record& r, const spec::op_spec& spec, cons
     r.suspect = false;
     r.suspect_reasons.clear();
     r.profile_bound.clear();
+    r.profile_facts.clear();
     if (const auto why = backend::backend_for(spec).profile_unavailable(spec); !why.empty()) {
         r.profile_status = "n/a";
         r.profile_note = why;
@@ -66,6 +68,7 @@ std::string profile_version(iteration_record& r, const spec::op_spec& spec, cons
     r.profile_bound = res.bound;
     r.suspect = res.suspect;
     r.suspect_reasons = res.suspect_reasons;
+    r.profile_facts = profile_facts_of(res);
     if (res.suspect)
         r.warnings.push_back("SUSPECT — cannot be promoted until re-checked: " + fmt::format("{}", fmt::join(res.suspect_reasons, "; ")));
     if (res.status == "unavailable" || res.status == "failed")

@@ -4,8 +4,9 @@
 // green and its bench timed), run eval/profile_step into the iteration's folder — a targeted and
 // a full capture per mode, on the bench shape with the most spec bytes, each summarised against
 // the roofline with the version's own bench median — and copy the outcome into the record:
-// profile status and note (the dominant kernel's bound with its numbers), the bound, and the
-// suspect flag with its reasons. ncu missing or refused: one clear line, status "unavailable",
+// profile status and note (the dominant kernel's bound with its numbers), the bound, the
+// suspect flag with its reasons, and the named facts predictions are scored on
+// (loop/record/profile_facts). ncu missing or refused: one clear line, status "unavailable",
 // the loop carries on timing only.
 #pragma once
 
@@ -29,7 +30,7 @@ struct profile_options {
     double timeout_s = 600;                               // per ncu run
 };
 
-// Fills r.profile_status, profile_note, profile_bound, suspect, suspect_reasons; writes
+// Fills r.profile_status, profile_note, profile_bound, suspect, suspect_reasons, profile_facts; writes
 // profile_summary.{json,md} and the ncu reports into `dir`. Returns a one-line note for the user
 // (empty when nothing worth saying). Never throws for what ncu or the candidate do.
 std::string profile_version(iteration_record& r, const spec::op_spec& spec, const std::filesystem::path& source,

@@ -1,10 +1,13 @@
 // kloop report: final_summary.md (see final_summary.hpp).
 #include "report/final_summary.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "report/detail/markdown.hpp"
+#include "report/detail/prediction_text.hpp"
 
 namespace kloop::report {
 
@@ -24,6 +27,36 @@ std::string local_files_note(const iteration_record& r) {
     std::string files;
     for (const auto& f : r.local_files) files += fmt::format(" `{}`", f);
     return fmt::format(", with its local files{} (all sources sha256 {})", files, r.sources_sha256);
+}
+
+std::string rate_text(const calibration_tally& t) {
+    const auto rate = t.hit_rate();
+    return rate ? fmt::format("{:.0f} %", *rate * 100) : "—";
+}
+
+std::string spread_text(const calibration_tally& t) {
+    return t.median_abs_log_off_by ? fmt::format("{:.3f} (x{:.3f})", *t.median_abs_log_off_by, std::exp(*t.median_abs_log_off_by))
+                                   : "—";
+}
+
+std::string calibration_md(const proposer_calibration& c) {
+    std::string md = "\n## Proposer calibration\n\n";
+    if (c.all.made == 0)
+        return md + "No proposal carried a machine-readable prediction (`Prediction: speedup 1.1-1.3`; docs/loop.md): "
+                    "nothing to calibrate.\n";
+    md += "How well the proposals' pre-registered predictions matched the measurements. Spread: the median "
+          "|ln off_by| of the misses (off_by = measured / the nearest bound). Optimistic: measured below the predicted "
+          "range (for `no change`: slower); pessimistic: above it.\n\n";
+    md += "| kind | made | scored | hits | hit rate | spread of misses | optimistic | pessimistic |\n"
+          "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
+    auto row = [&](const std::string& kind, const calibration_tally& t) {
+        md += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", kind, t.made, t.scored, t.hits, rate_text(t), spread_text(t),
+                          t.optimistic, t.pessimistic);
+    };
+    for (const auto& [kind, t] : c.by_kind)
+        if (t.made > 0) row(to_string(kind), t);
+    row("**all**", c.all);
+    return md;
 }
 
 }  // namespace
@@ -83,7 +116,7 @@ std::string final_summary_md(const final_summary_input& in) {
                                                    r.overall->ci_high, measure::to_string(r.overall->verdict), version_label(r.vs_best))
                                       : "not timed";
         md += fmt::format("| {} | {} | {} | {} | {} |\n", version_label(r.number), to_string(r.status), md_cell(r.number == 0 ? "the kernel as found" : r.direction),
-                          md_cell(r.number == 0 ? "—" : r.expected), md_cell(vs));
+                          md_cell(r.number == 0 ? "—" : detail::predicted_cell(r)), md_cell(vs));
     }
     md += "\n## Rejected versions\n\n";
     bool any = false;
@@ -93,6 +126,8 @@ std::string final_summary_md(const final_summary_input& in) {
             any = true;
         }
     if (!any) md += "None.\n";
+
+    if (in.calibration) md += calibration_md(*in.calibration);
 
     md += "\n## Strategy memory\n\n";
     md += fmt::format("Key: {}.\n\n", in.memory_key);

@@ -5,7 +5,8 @@
 // p90 for baseline and best from one side-by-side A/B, the equal-weight geomean speedup with
 // its interval — or the baseline's own numbers when no version beat it), the baseline and the
 // candidate (source, SHA-256, local files, commit), the machine and the exact commands; every
-// iteration; the rejected versions and why; the strategy memory's conclusions.
+// iteration with its prediction and score; the rejected versions and why; the proposer's
+// calibration (loop/record/proposer_calibration); the strategy memory's conclusions.
 #pragma once
 
 #include <optional>
@@ -15,6 +16,7 @@
 
 #include "eval/record/ab_result.hpp"
 #include "loop/record/iteration_record.hpp"
+#include "loop/record/proposer_calibration.hpp"
 
 namespace kloop::report {
 
@@ -41,6 +43,7 @@ struct final_summary_input {
     std::vector<std::pair<std::string, std::string>> commands;  // exact command lines, each with its note (or "")
     std::string memory_key;                           // "op `x`, backend `y`, …"
     std::vector<memory_line> memory;
+    const loop::proposer_calibration* calibration = nullptr;  // the predictions over the loop; null: no section
 };
 
 [[nodiscard]] std::string final_summary_md(const final_summary_input& in);

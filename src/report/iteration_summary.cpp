@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include "report/detail/markdown.hpp"
+#include "report/detail/prediction_text.hpp"
 
 namespace kloop::report {
 
 using namespace kloop::loop;
 
 using detail::md_cell;
+using detail::measured_text;
 using detail::ms;
 
 std::string iteration_summary_md(const iteration_record& r, const std::string& op) {
@@ -34,11 +36,20 @@ std::string iteration_summary_md(const iteration_record& r, const std::string& o
         std::string tags;
         for (const auto& t : r.tags) tags += (tags.empty() ? "" : ", ") + t;
         out += fmt::format("- Strategy tags: {} (fingerprint {})\n", tags, r.fingerprint);
+        if (!r.blocked_override.empty()) out += fmt::format("- Blocked override: {}\n", r.blocked_override);
     }
     out += fmt::format("- Gate: {}\n", r.gate_pass ? (r.gate_partial ? "green (partial)" : "green (full)") : "red");
     out += fmt::format("- Git: {}\n", r.git.committed ? "committed " + r.git.commit : (r.git.in_repo ? "not committed: " : "") + r.git.note);
     out += fmt::format("- Profile: {} — {}\n", r.profile_status, r.profile_note);
     for (const auto& w : r.warnings) out += fmt::format("- **Warning**: {}\n", w);
+    if (!r.predictions.empty()) {
+        out += fmt::format("\n## Predictions ({})\n\n", predictions_brief(r.predictions));
+        out += "| line | claim | outcome | measured | off by | note |\n| --- | --- | --- | --- | --- | --- |\n";
+        for (const auto& p : r.predictions)
+            out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", p.claim.line, md_cell(p.claim.text), to_string(p.score.outcome),
+                               measured_text(p), p.score.off_by ? fmt::format("x{:.3f}", *p.score.off_by) : "—",
+                               md_cell(p.score.reason));
+    }
     if (!r.ab.empty()) {
         out += fmt::format("\n## A/B vs {} (interleaved, one runner)\n\n", version_label(r.vs_best));
         out += "| mode/shape | best median ms | candidate median ms | speedup | 95% CI | verdict |\n| --- | --- | --- | --- | --- | --- |\n";

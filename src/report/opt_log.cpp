@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "report/detail/markdown.hpp"
+#include "report/detail/prediction_text.hpp"
 
 namespace kloop::report {
 
@@ -48,7 +49,7 @@ std::string opt_log_row(const iteration_record& r) {
     if (r.status == iteration_status::rejected) status += " (" + to_string(r.rejection) + "): " + r.reason;
     return fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", version_label(r.number),
                        md_cell(r.number == 0 ? "baseline" : r.direction), gate, md_cell(bench),
-                       md_cell(r.number == 0 ? "—" : r.expected), md_cell(vs), md_cell(status));
+                       md_cell(r.number == 0 ? "—" : detail::predicted_cell(r)), md_cell(vs), md_cell(status));
 }
 
 std::string append_missing_rows(const std::string& log, const std::vector<iteration_record>& records) {

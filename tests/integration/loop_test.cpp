@@ -1,6 +1,7 @@
 // Unit under test: the loop end to end through the real kloop binary — init, iterate (positive,
 // rejected, negative), status, best, report, nogo, dispatch; the iteration cap; blocked
-// fingerprints; a changed frozen file (exit 5); SIGKILL at every fault point and at random
+// fingerprints (warned, or refused without an override reason when enforced); predictions
+// registered, scored and calibrated, and refused when required; a changed frozen file (exit 5); SIGKILL at every fault point and at random
 // moments during iterate, after which the next command reads a consistent workspace; and the
 // fault-injection run: more than 50 SIGKILLs of init, iterate, report and verify, by pid and by
 // process group, at every named point and at moments spread over each command's run, after each
@@ -24,6 +25,8 @@
 #include "kloop_process.hpp"
 #include "integration/scratch_loop_repo.hpp"
 #include "platform/file_io.hpp"
+#include "loop/iteration.hpp"
+#include "loop/proposal.hpp"
 #include "loop/strategy_memory.hpp"
 #include "platform/subprocess.hpp"
 
@@ -97,6 +100,31 @@ protected:
         const auto proposal = m_dir.path() / "proposal.md";
         kloop::platform::write_file_atomic(proposal, proposal_text(direction, tags));
         return run({"iterate", "--proposal", proposal.string()}, true, fault);
+    }
+
+    // The driver's rules (loop::iterate_request; `kloop iterate` sets neither): the message of the
+    // proposal_refused that run_iteration throws for `proposal` ("" and a failure when it measures).
+    struct driver_rules {
+        bool require_prediction = false;
+        bool enforce_blocked = false;
+    };
+    std::string refusal_of(const fs::path& proposal, driver_rules rules) {
+        kloop::loop::iterate_request req;
+        req.workspace = m_ws;
+        req.candidate = m_kernel;
+        req.proposal = proposal;
+        req.memory_db = m_memory;
+        req.command_line = {"test"};
+        req.require_prediction = rules.require_prediction;
+        req.enforce_blocked = rules.enforce_blocked;
+        kloop::platform::posix_command_runner runner;
+        try {
+            (void)kloop::loop::run_iteration(req, runner);
+        } catch (const kloop::loop::proposal_refused& e) {
+            return e.what();
+        }
+        ADD_FAILURE() << "the proposal was measured";
+        return "";
     }
 
     nlohmann::json status() {
@@ -283,15 +311,95 @@ TEST_F(LoopTest, BlockedFingerprintWarnsAndTheCapRefuses) {
     auto a = iterate("broken/wrong_result.cpp", "drop w", "- Drop Scale");
     ASSERT_EQ(a.exit_code, 0) << a.err;
     EXPECT_EQ(a.err.find("BLOCKED"), std::string::npos);
-    auto b = iterate("broken/wrong_result.cpp", "drop w again", "- drop_scale");  // same fingerprint, other spelling
+    // A driver that enforces the block refuses the same strategy without a written reason, before
+    // anything is staged (through the library: `kloop iterate` only warns).
+    const auto proposal = m_dir.path() / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, proposal_text("drop w again", "- drop_scale"));
+    const auto refused = refusal_of(proposal, {.enforce_blocked = true});
+    EXPECT_NE(refused.find("(drop-scale) is BLOCKED"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("Blocked-override:"), std::string::npos) << refused;
+    EXPECT_FALSE(fs::exists(m_ws / "iter_v2"));
+    // `kloop iterate` warns, and keeps the reason the proposal gives.
+    fs::copy_file(m_op / "broken/wrong_result.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    kloop::platform::write_file_atomic(proposal, proposal_text("drop w again", "- drop_scale") +  // same fingerprint, other spelling
+                                                     "\nBlocked-override: the scale is folded into x now\n");
+    auto b = run({"iterate", "--proposal", proposal.string()}, true);
     ASSERT_EQ(b.exit_code, 0) << b.err;
     EXPECT_NE(b.err.find("BLOCKED"), std::string::npos) << b.err;
+    EXPECT_NE(b.err.find("retried with the proposal's reason: the scale is folded into x now"), std::string::npos) << b.err;
+    EXPECT_NE(kloop::platform::read_file(m_ws / "iter_v2" / "iteration_summary.md").find("- Blocked override: the scale is folded"),
+              std::string::npos);
     const auto st = status();
     EXPECT_EQ(st.at("next").at("step"), "stop_cap");
     auto c = iterate("versions/v1_rowwise.cpp", "one more", "- vectorization");
     EXPECT_EQ(c.exit_code, 2);
     EXPECT_NE(c.err.find("iteration cap (2) is reached"), std::string::npos) << c.err;
     EXPECT_FALSE(fs::exists(m_ws / "iter_v3"));
+}
+
+// Predictions through the CLI: registered in the staged proposal and the record, scored after
+// the A/B (a range no timing misses, a shape the op lacks, a profile fact of a CPU op, a rejected
+// candidate's claim), shown in iteration_summary.md, the OPT_LOG row, `status --json`, and the
+// proposer's calibration in final_summary.md and final_result.json.
+TEST_F(LoopTest, PredictionsAreRegisteredScoredAndCalibrated) {
+    ASSERT_EQ(init(2).exit_code, 0);
+    fs::copy_file(m_op / "versions/v1_rowwise.cpp", m_kernel, fs::copy_options::overwrite_existing);
+    const auto proposal = m_dir.path() / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, "Direction: one pass per row\nExpected: faster everywhere\n"
+                                                 "Prediction: speedup 0.001-1000\n\n## Predictions\n"
+                                                 "- fwd/no_such_shape speedup 1.1-1.3\n- profile dram_pct_of_peak 50-90\n\n"
+                                                 "## Strategy tags\n- vectorization\n");
+    const auto v1 = run({"iterate", "--proposal", proposal.string()}, true);
+    ASSERT_EQ(v1.exit_code, 0) << v1.err << v1.out;
+    EXPECT_NE(v1.out.find("prediction 'speedup 0.001-1000': hit"), std::string::npos) << v1.out;
+    const auto staged = kloop::platform::read_file(m_ws / "iter_v1" / "optimization_proposal.md");
+    EXPECT_NE(staged.find("## Registered predictions"), std::string::npos) << staged;
+    EXPECT_NE(staged.find("line 3: overall speedup in [0.001, 1000]"), std::string::npos) << staged;
+    const auto rec = nlohmann::json::parse(kloop::platform::read_file(m_ws / "iter_v1" / "benchmark_result.json"));
+    const auto& preds = rec.at("iteration").at("predictions");
+    ASSERT_EQ(preds.size(), 3u) << preds.dump(2);
+    EXPECT_EQ(preds[0].at("outcome"), "hit") << preds.dump(2);
+    EXPECT_DOUBLE_EQ(preds[0].at("off_by").get<double>(), 1.0);
+    EXPECT_EQ(preds[1].at("outcome"), "unscored");
+    EXPECT_NE(preds[1].at("reason").get<std::string>().find("no such shape: fwd/no_such_shape"), std::string::npos);
+    EXPECT_EQ(preds[2].at("outcome"), "unscored");
+    EXPECT_NE(preds[2].at("reason").get<std::string>().find("no profile (n/a"), std::string::npos);
+    const auto summary = kloop::platform::read_file(m_ws / "iter_v1" / "iteration_summary.md");
+    EXPECT_NE(summary.find("## Predictions (pred 1/1 hit, 2 unscored)"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("| 3 | speedup 0.001-1000 | hit |"), std::string::npos) << summary;
+    EXPECT_NE(kloop::platform::read_file(m_ws / "OPT_LOG.md").find("faster everywhere (pred 1/1 hit, 2 unscored)"), std::string::npos);
+
+    // A rejected candidate's claim is unscored; a proposal without one is measured with a warning.
+    auto v2 = iterate("broken/wrong_result.cpp", "drop w", "- drop scale");
+    ASSERT_EQ(v2.exit_code, 0) << v2.err << v2.out;
+    EXPECT_NE(v2.err.find("no machine-readable prediction: it cannot be scored"), std::string::npos) << v2.err;
+    const auto st = status();
+    EXPECT_TRUE(st.at("last_predictions").empty());
+    EXPECT_EQ(st.at("proposer_calibration").at("made"), 3);
+    EXPECT_EQ(st.at("proposer_calibration").at("hits"), 1);
+
+    const auto rep = run({"report", "--quiet"}, true);
+    ASSERT_EQ(rep.exit_code, 0) << rep.err << rep.out;
+    const auto final_md = kloop::platform::read_file(m_ws / "final_summary.md");
+    EXPECT_NE(final_md.find("## Proposer calibration"), std::string::npos) << final_md;
+    EXPECT_NE(final_md.find("| speedup | 2 | 1 | 1 | 100 % |"), std::string::npos) << final_md;
+    EXPECT_NE(final_md.find("| **all** | 3 | 1 | 1 | 100 % |"), std::string::npos) << final_md;
+    const auto result = nlohmann::json::parse(kloop::platform::read_file(m_ws / "final_result.json"));
+    EXPECT_EQ(result.at("proposer_calibration").at("scored"), 1);
+}
+
+// The unattended driver's rules, through the library: a proposal without a prediction is refused
+// before anything is staged or measured when a prediction is required.
+TEST_F(LoopTest, ARequiredPredictionIsRefusedBeforeAnythingIsStaged) {
+    ASSERT_EQ(init(2).exit_code, 0);
+    const auto proposal = m_dir.path() / "proposal.md";
+    kloop::platform::write_file_atomic(proposal, proposal_text("no claim", "- vectorization"));
+    const auto refused = refusal_of(proposal, {.require_prediction = true});
+    EXPECT_NE(refused.find("no machine-readable prediction"), std::string::npos) << refused;
+    EXPECT_FALSE(fs::exists(m_ws / "iter_v1"));
+    for (const auto& e : fs::directory_iterator(m_ws))
+        EXPECT_NE(e.path().filename().string().rfind(".staging-", 0), 0u) << e.path();
+    EXPECT_EQ(kloop::platform::read_file(m_ws / "OPT_LOG.md").find("| v1 |"), std::string::npos);
 }
 
 TEST_F(LoopTest, StallAfterThreeIterationsWithoutImprovement) {

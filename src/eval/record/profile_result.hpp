@@ -6,6 +6,7 @@
 // it (profile_summary.json and profile_summary.md).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ struct profile_step_result {
     std::string note;                        // one line: the bound and its numbers, or why not
     std::string bound;                       // of the first target's dominant kernel ("memory-bound", …)
     std::string headline;
+    // The entry the note describes: the first target's dominant kernel, from its fullest parsed
+    // capture (an index into entries); nullopt when nothing was parsed.
+    std::optional<std::size_t> headline_entry;
     bool suspect = false;
     std::vector<std::string> suspect_reasons;
 };

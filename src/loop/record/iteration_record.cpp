@@ -75,6 +75,10 @@ json to_json(const iteration_record& r) {
         }
         ab = {{"shapes", shapes}, {"overall", r.overall ? verdict_json(*r.overall) : json(nullptr)}, {"min_effect", r.min_effect}};
     }
+    json predictions = json::array();
+    for (const auto& p : r.predictions) predictions.push_back(to_json(p));
+    json facts = json::object();
+    for (const auto& [name, value] : r.profile_facts) facts[name] = json_number(value);
     return {{"number", r.number},
             {"status", to_string(r.status)},
             {"rejection", to_string(r.rejection)},
@@ -84,7 +88,9 @@ json to_json(const iteration_record& r) {
             {"candidate_sha256", r.candidate_sha256},
             {"local_files", r.local_files},
             {"sources_sha256", r.sources_sha256},
-            {"proposal", {{"direction", r.direction}, {"expected", r.expected}, {"tags", r.tags}}},
+            {"proposal", {{"direction", r.direction}, {"expected", r.expected}, {"tags", r.tags},
+                          {"blocked_override", r.blocked_override}}},
+            {"predictions", predictions},
             {"fingerprint", r.fingerprint},
             {"vs_best", r.vs_best},
             {"gate", {{"pass", r.gate_pass}, {"partial", r.gate_partial}}},
@@ -97,7 +103,8 @@ json to_json(const iteration_record& r) {
                          {"note", r.profile_note},
                          {"bound", r.profile_bound},
                          {"suspect", r.suspect},
-                         {"suspect_reasons", r.suspect_reasons}}},
+                         {"suspect_reasons", r.suspect_reasons},
+                         {"facts", facts}}},
             {"warnings", r.warnings},
             {"recorded_at", r.recorded_at}};
 }
@@ -116,6 +123,9 @@ iteration_record iteration_record_from_json(const json& j) {
     r.direction = j.at("proposal").at("direction");
     r.expected = j.at("proposal").at("expected");
     r.tags = j.at("proposal").at("tags").get<std::vector<std::string>>();
+    r.blocked_override = j.at("proposal").value("blocked_override", std::string());
+    if (const auto it = j.find("predictions"); it != j.end() && it->is_array())
+        for (const auto& p : *it) r.predictions.push_back(scored_prediction_from_json(p));
     r.fingerprint = j.at("fingerprint");
     r.vs_best = j.at("vs_best");
     r.gate_pass = j.at("gate").at("pass");
@@ -144,6 +154,8 @@ iteration_record iteration_record_from_json(const json& j) {
     r.profile_bound = j.at("profile").value("bound", "");
     r.suspect = j.at("profile").value("suspect", false);
     r.suspect_reasons = j.at("profile").value("suspect_reasons", std::vector<std::string>{});
+    if (const auto& p = j.at("profile"); p.contains("facts") && p.at("facts").is_object())
+        for (const auto& [name, value] : p.at("facts").items()) r.profile_facts[name] = number_from_json(value);
     r.warnings = j.at("warnings").get<std::vector<std::string>>();
     r.recorded_at = j.at("recorded_at");
     return r;

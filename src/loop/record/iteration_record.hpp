@@ -7,19 +7,24 @@
 // iter_vN/benchmark_result.json (kind "kloop.iteration", schema_version 1):
 //   iteration {number, status "baseline"|"positive"|"negative"|"rejected", rejection
 //     "none"|"build"|"gate"|"crash"|"timeout"|"integrity"|"bench", reason, candidate_source,
-//     candidate_file (inside iter_vN/), candidate_sha256, proposal {direction, expected, tags[]},
+//     candidate_file (inside iter_vN/), candidate_sha256, proposal {direction, expected, tags[],
+//     blocked_override}, predictions[] {text, line, kind "speedup"|"no change"|"profile", scope,
+//     metric, low, high, outcome "hit"|"miss"|"unscored", measured, off_by, reason}
+//     (loop/record/prediction; absent in older records: none),
 //     fingerprint, vs_best (the version compared against; -1 for v0), gate {pass, partial},
 //     bench_ok, bench[] {mode, shape, n, median_ms, mean_ms, std_ms, min_ms, max_ms, p10_ms,
 //     p90_ms}, ab {shapes[] {mode, shape, ok, error, best {..stats..}, candidate {..}, speedup,
 //     ci_low, ci_high, verdict}, overall {speedup, ci_low, ci_high, verdict} | null,
 //     min_effect} | null, git {in_repo, committed, commit, note}, profile {status "missing",
-//     note}, warnings[], recorded_at}
+//     note, bound, suspect, suspect_reasons[], facts {name: number} (loop/record/profile_facts)},
+//     warnings[], recorded_at}
 //   evaluation   report::to_json of the candidate's evaluation (v0: build, gate and bench;
 //                vN: build and gate, the bench being the A/B below)
 //   ab           report::to_json of the A/B (report/ab_json: raw samples, both sides' gates) (vN only)
 // profile: the loop's Nsight Compute step (eval/profile_step.hpp): status, note, bound, suspect.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +34,7 @@
 #include "eval/record/ab_result.hpp"
 #include "eval/record/evaluation.hpp"
 #include "loop/record/classification.hpp"
+#include "loop/record/prediction.hpp"
 #include "measure/ab_comparison.hpp"
 #include "measure/statistics.hpp"
 
@@ -74,6 +80,11 @@ struct iteration_record {
     std::string direction;
     std::string expected;
     std::vector<std::string> tags;
+    // The proposal's machine-readable predictions, recorded before the measurement and scored
+    // after it (loop/record/prediction).
+    std::vector<scored_prediction> predictions;
+    // The proposal's written reason to retry a blocked strategy ("" when it gives none).
+    std::string blocked_override;
     std::string fingerprint;
     int vs_best = -1;
     bool gate_pass = false;
@@ -91,6 +102,7 @@ struct iteration_record {
     std::string profile_bound;           // "memory-bound", … of the dominant kernel; "" if none
     bool suspect = false;                // the profile cannot explain the time: never promoted
     std::vector<std::string> suspect_reasons;
+    std::map<std::string, double> profile_facts;  // the headline capture's facts (loop/record/profile_facts)
     std::vector<std::string> warnings;
     std::string recorded_at;
 };

@@ -227,6 +227,7 @@ TEST(SuspectRules, FullCaptureOfEveryTargetMakesStatusFull) {
     r.entries.push_back(entry_of("full", recorded_v0_summary(2.649e6), 2.649e6, k_v0_bytes));
     eval::judge_profiles(r);
     EXPECT_EQ(r.status, "full");
+    EXPECT_EQ(r.headline_entry, std::optional<std::size_t>(1));  // the note describes the full capture
 }
 
 TEST(SuspectRules, OverDeclaredBytesPutTheTimeBelowTheFloor) {
@@ -261,6 +262,7 @@ TEST(SuspectRules, NoParsedCaptureReportsWhy) {
     EXPECT_EQ(r.status, "unavailable");
     EXPECT_EQ(r.note, "ncu (Nsight Compute) not found");
     EXPECT_FALSE(r.suspect);
+    EXPECT_FALSE(r.headline_entry);
 }
 
 TEST(SuspectRules, AnOpWithoutFlopsIsJudgedOnBytesAlone) {

@@ -94,6 +94,79 @@ TEST(StrategyMemoryTest, RefusesANewerSchema) {
     }
 }
 
+namespace {
+
+// One column of every iterations row, in (run_id, iteration) order, read with plain SQLite.
+std::vector<std::string> column(const std::filesystem::path& db, const std::string& sql) {
+    sqlite3* h = nullptr;
+    EXPECT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    std::vector<std::string> out;
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(
+                  h, sql.c_str(),
+                  [](void* v, int, char** cols, char**) {
+                      static_cast<std::vector<std::string>*>(v)->push_back(cols[0] ? cols[0] : "NULL");
+                      return 0;
+                  },
+                  &out, &err),
+              SQLITE_OK)
+        << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(h);
+    return out;
+}
+
+}  // namespace
+
+TEST(StrategyMemoryTest, RecordsTheOverrideReason) {
+    kloop::platform::scoped_temp_dir dir("kloop-mem");
+    const auto db = dir.path() / "memory.sqlite";
+    {
+        strategy_memory m(db);
+        auto r = row("r1", 1, "x", "negative");
+        r.override_reason = "the old failure was a harness bug";
+        m.record(r);
+        m.record(row("r1", 2, "y", "negative"));
+    }
+    EXPECT_EQ(column(db, "SELECT override_reason FROM iterations ORDER BY iteration;"),
+              (std::vector<std::string>{"the old failure was a harness bug", ""}));
+    EXPECT_EQ(column(db, "SELECT value FROM meta WHERE key = 'schema_version';"), std::vector<std::string>{"2"});
+}
+
+// A database written by a kloop of schema version 1 (no override_reason column) is migrated in
+// place when opened: its rows kept, the column added, the version raised.
+TEST(StrategyMemoryTest, MigratesAVersionOneDatabase) {
+    kloop::platform::scoped_temp_dir dir("kloop-mem");
+    const auto db = dir.path() / "memory.sqlite";
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h,
+                           "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                           "INSERT INTO meta VALUES ('schema_version', '1');"
+                           "CREATE TABLE iterations(run_id TEXT NOT NULL, iteration INTEGER NOT NULL, op TEXT NOT NULL,"
+                           " backend TEXT NOT NULL, device TEXT NOT NULL, shape_set TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+                           " tags TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL, speedup REAL, ci_low REAL,"
+                           " ci_high REAL, workspace TEXT NOT NULL, recorded_at TEXT NOT NULL, PRIMARY KEY (run_id, iteration));"
+                           "INSERT INTO iterations VALUES ('old', 1, 'rmsnorm', 'cpu', 'Some CPU', 'set1', 'x', 'a,b', 'rejected',"
+                           " 'gate', NULL, NULL, NULL, '/ws', '2024-01-01T00:00:00Z');",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(h);
+    {
+        strategy_memory m(db);
+        EXPECT_EQ(m.count_rows(), 1u);
+        EXPECT_TRUE(m.lookup(key, "x")->is_blocked());  // the old row still counts
+        auto r = row("new", 1, "x", "negative");
+        r.override_reason = "retried: new tiling";
+        m.record(r);
+    }
+    EXPECT_EQ(column(db, "SELECT value FROM meta WHERE key = 'schema_version';"), std::vector<std::string>{"2"});
+    EXPECT_EQ(column(db, "SELECT override_reason FROM iterations ORDER BY run_id;"),
+              (std::vector<std::string>{"retried: new tiling", ""}));
+    strategy_memory again(db);  // a migrated database opens as it is
+    EXPECT_EQ(again.count_rows(), 2u);
+}
+
 TEST(StrategyMemoryTest, TwoThreadsWritingAtOnceLoseNothing) {
     kloop::platform::scoped_temp_dir dir("kloop-mem");
     const auto db = dir.path() / "memory.sqlite";
