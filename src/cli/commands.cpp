@@ -11,6 +11,7 @@
 #include "cli/best_command.hpp"
 #include "cli/report_command.hpp"
 #include "cli/show_command.hpp"
+#include "cli/new_command.hpp"
 #include "cli/nogo_command.hpp"
 #include "cli/dispatch_command.hpp"
 #include "cli/demo_command.hpp"
@@ -21,6 +22,7 @@ namespace kloop::cli {
 
 const std::vector<command_entry>& command_table() {
     static const std::vector<command_entry> table = {
+        {"new", "Write a black-box op.toml for an op of an FLA-style registry (--from-fla OP): no spec or bench to write", &make_new_command},
         {"verify", "Gate a candidate against the op's reference, then benchmark it", &make_verify_command},
         {"init", "Start a loop: freeze the contract, measure the baseline v0, write the workspace", &make_init_command},
         {"iterate", "One iteration: gate, A/B against the current best, classify, log, snapshot, commit", &make_iterate_command},

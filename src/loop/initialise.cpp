@@ -2,6 +2,7 @@
 #include "loop/initialise.hpp"
 
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -102,12 +103,34 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
         if (!created_root) return;
         std::error_code ec;
         fs::remove(ws.lock_file(), ec);
+        fs::remove_all(ws.state_dir(), ec);
         fs::remove(root, ec);
     };
     if (!spec.blackbox && !spec.has_domain())
         out.notes.push_back("warning: op.toml declares no domain ([dims] domain, param_domain): the gate tries only the "
                             "listed shapes and param values, so a candidate that hard-codes them passes; declare one "
                             "(docs/spec.md, \"Domains and held-out shapes\")");
+
+    // The repository as the loop will see it, before the baseline runs: a black-box gate's result
+    // is reused only for the same bytes (backend/blackbox/gate_reuse), and .gitignore is one of
+    // them. Put back as it was when no loop comes of this init.
+    struct gitignore_guard {
+        fs::path file;
+        std::optional<std::string> before;  // nothing: there was no .gitignore
+        bool keep = false;
+        ~gitignore_guard() {
+            if (keep || file.empty()) return;
+            std::error_code ec;
+            if (before) platform::write_file_atomic(file, *before);
+            else fs::remove(file, ec);
+        }
+    } gitignore;
+    std::string gitignore_note;
+    if (repo.available) {
+        gitignore.file = fs::path(repo.toplevel) / ".gitignore";
+        if (fs::exists(gitignore.file)) gitignore.before = platform::read_file(gitignore.file);
+        gitignore_note = ignore_workspace(root, repo.toplevel);
+    }
 
     // The baseline: a plain evaluation, in a scratch directory.
     platform::ensure_directory(root.parent_path());
@@ -119,8 +142,9 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     const auto cspec = load_spec(c);
     const auto sources = eval::candidate_sources(cspec, candidate);  // the candidate and its local files
     backend::copy_local_sources(sources, snapshot.parent_path());
-    const eval::evaluation_context ctx{cspec, snapshot, contract_options(c, req.options), runner, platform::cache_dir(),
-                                       scratch.path()};
+    eval::evaluation_context ctx{cspec, snapshot, contract_options(c, req.options), runner, platform::cache_dir(),
+                                 scratch.path()};
+    ctx.state_dir = ws.state_dir();  // black-box ops: v0's green gate is stored, so iteration 1 reuses it
     out.baseline = eval::evaluate(ctx);
     out.baseline.candidate = candidate.string();
     // The snapshot was evaluated outside the repository; the environment names the real one.
@@ -185,7 +209,8 @@ init_outcome initialise(const init_request& req, platform::command_runner_base& 
     fault_point("init.after_rename");
     out.created = true;
 
-    if (repo.available) out.notes.push_back(ignore_workspace(root, repo.toplevel));
+    gitignore.keep = true;
+    if (!gitignore_note.empty()) out.notes.push_back(gitignore_note);
     auto session = open_session(root, access::write, origin, std::move(lock));
     strategy_memory memory(req.memory_db);
     reconcile_memory(session, memory);

@@ -117,8 +117,11 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     fault_point("iterate.staged");
 
     platform::scoped_temp_dir scratch("kloop-iterate");
-    const eval::ab_context ctx{spec, best_src, staging / r.candidate_file, contract_options(c, req.options), req.ab, runner,
-                               platform::cache_dir(), scratch.path()};
+    eval::ab_context ctx{spec, best_src, staging / r.candidate_file, contract_options(c, req.options), req.ab, runner,
+                         platform::cache_dir(), scratch.path()};
+    // Black-box ops: stable copy paths, and the base's green gate reused on byte-identical inputs.
+    ctx.state_dir = session.ws.state_dir();
+    ctx.reuse_base_gate = true;
     // From here until the verdict the candidate runs: a kloop that dies meanwhile leaves the mark,
     // and the next command records this candidate as rejected (loop/evaluation_marker).
     auto marker = std::make_unique<evaluation_marker>(staging, r);
@@ -128,6 +131,13 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     ab.command_line = req.command_line;
     ab.candidate.candidate = candidate.string();
     ab.candidate.command_line = req.command_line;
+    // Black-box ops: say what was reused and how the sides were timed when it was not in one process.
+    if (const auto& repo = ab.base.repository; repo && !repo->gate.empty() && repo->gate.front().reused)
+        out.notes.push_back(fmt::format("the base's gate was reused: green on the same repository bytes, command and "
+                                        "environment at {} ({:.1f} s saved)",
+                                        repo->gate.front().reused->ran_at, repo->gate.front().reused->wall_s));
+    if (const auto& repo = ab.candidate.repository; repo && !repo->ab_timing_fallback.empty())
+        out.notes.push_back("the sides were timed in separate processes: " + repo->ab_timing_fallback);
     auto cls = classify(ab, version_label(*best));
     // Black-box evaluations carry no isolation facts: their contract is the repository's own tests
     // (docs/blackbox.md, docs/security.md).

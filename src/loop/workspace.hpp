@@ -16,6 +16,8 @@
 //                          holds the holder's pid. `kloop init` takes it before it writes anything
 //   .staging-*/evaluating.json   an iteration whose candidate is being evaluated (loop/evaluation_marker)
 //   .staging-*             a directory being assembled; renamed into place when complete
+//   .cache/                black-box ops: copies/ (the repository copies, at paths named by their
+//                          content) and gates/ (green gates reused on byte-identical inputs)
 // Every record is JSON written with platform::write_file_atomic and opens with a header:
 //   schema_version, kind, kloop {version, commit, dirty}, command_line[], written_at,
 //   repo {available, commit, dirty} (the candidate's repository)
@@ -71,6 +73,7 @@ public:
     [[nodiscard]] std::filesystem::path report_page_file() const { return m_root / "report.html"; }
     [[nodiscard]] std::filesystem::path iteration_dir(int n) const;
     [[nodiscard]] std::filesystem::path lock_file() const { return m_root / ".lock"; }
+    [[nodiscard]] std::filesystem::path state_dir() const { return m_root / ".cache"; }
 
     // The iteration numbers present (iter_vN directories), sorted. Throws kloop::usage_error
     // when they are not 0..k without gaps (someone deleted one by hand).

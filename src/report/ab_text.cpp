@@ -18,8 +18,12 @@ std::string side_line(const char* what, const std::string& label, const eval::ev
     if (e.candidate_build.ok) {
         int failed = 0;
         for (const auto& c : e.gate.cases) failed += c.pass ? 0 : 1;
-        gate = e.gate.pass ? fmt::format("gate PASS ({} cases{}, {:.1f} s)", e.gate.cases.size(),
-                                         e.gate.partial ? ", PARTIAL" : "", e.gate.wall_s)
+        const bool reused = e.repository && !e.repository->gate.empty() && e.repository->gate.front().reused;
+        gate = reused ? fmt::format("gate PASS (reused: green on the same bytes, command and environment at {}, {:.1f} s "
+                                    "saved)",
+                                    e.repository->gate.front().reused->ran_at, e.repository->gate.front().reused->wall_s)
+               : e.gate.pass ? fmt::format("gate PASS ({} cases{}, {:.1f} s)", e.gate.cases.size(),
+                                           e.gate.partial ? ", PARTIAL" : "", e.gate.wall_s)
                            : fmt::format("gate FAIL ({} of {} cases, {:.1f} s)", failed, e.gate.cases.size(), e.gate.wall_s);
     }
     std::string out = fmt::format("{:<9} {} | git {} | {} | {}\n", what, label, git_text(e.env), build, gate);
@@ -59,9 +63,14 @@ std::string to_text(const eval::ab_evaluation& ab) {
         out += "result: NOT COMPARED\n";
         return out;
     }
-    out += fmt::format("timing: one runner, base and new interleaved (ABBA), same input sets, {} MiB of cold traffic "
-                       "between two uses of a set | {:.1f} s{}\n",
-                       ab.evict_bytes >> 20, ab.timing_wall_s, ab.runner_failure.empty() ? "" : " | runner: " + ab.runner_failure);
+    if (const auto& repo = ab.candidate.repository; repo && !repo->ab_timing.empty())
+        out += fmt::format("timing: the repository's bench, {}{} | {} run(s){}\n", repo->ab_timing,
+                           repo->ab_timing_fallback.empty() ? "" : " (not in one process: " + repo->ab_timing_fallback + ")",
+                           repo->bench.size(), ab.runner_failure.empty() ? "" : " | bench: " + ab.runner_failure);
+    else
+        out += fmt::format("timing: one runner, base and new interleaved (ABBA), same input sets, {} MiB of cold traffic "
+                           "between two uses of a set | {:.1f} s{}\n",
+                           ab.evict_bytes >> 20, ab.timing_wall_s, ab.runner_failure.empty() ? "" : " | runner: " + ab.runner_failure);
     for (const auto& w : ab.warnings) out += fmt::format("  warning ({}): {}\n", w.code, w.message);
     const int pct = static_cast<int>(ab.config.confidence * 100 + 0.5);
     out += fmt::format("  {:<5} {:<14} {:>10} {:>10} {:>9}  {:<18} {:<9} {:>11} {:>9}\n", "mode", "shape", "base_ms",

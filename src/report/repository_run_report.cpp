@@ -82,6 +82,8 @@ json repository_run_json(const eval::repository_run& r) {
         j["gate_k"] = g.gate_k;
         j["reason"] = g.reason;
         j["summary"] = summary_json(g.summary);
+        j["reused"] = g.reused ? json{{"key", g.reused->key}, {"ran_at", g.reused->ran_at}, {"wall_s", g.reused->wall_s}}
+                               : json(nullptr);
         gate.push_back(std::move(j));
     }
     json bench = json::array();
@@ -94,7 +96,8 @@ json repository_run_json(const eval::repository_run& r) {
         bench.push_back(std::move(j));
     }
     return {{"repo_root", r.repo_root}, {"target", r.target},   {"placement", r.placement}, {"copied_files", r.copied_files},
-            {"frozen", r.frozen},       {"refused_env", r.refused_env}, {"gate", gate},    {"bench", bench}};
+            {"frozen", r.frozen},       {"refused_env", r.refused_env}, {"gate", gate},    {"bench", bench},
+            {"ab_timing", r.ab_timing}, {"ab_timing_fallback", r.ab_timing_fallback}};
 }
 
 std::string repository_run_text(const eval::evaluation& e) {
@@ -117,6 +120,10 @@ std::string repository_run_text(const eval::evaluation& e) {
                                "warnings {}\n",
                                s.passed, s.failed, s.errors, s.skipped, s.xfailed, s.xpassed, s.deselected, s.warnings);
         out += fmt::format("  env: {}\n", gr.run.env_line);
+        if (gr.reused)
+            out += fmt::format("  reused: the same repository bytes, command and environment were green at {} ({:.1f} s "
+                               "saved; key {})\n",
+                               gr.reused->ran_at, gr.reused->wall_s, gr.reused->key.substr(0, 16));
         for (const auto& f : s.failures) out += fmt::format("  {} {}{}\n", f.kind, f.node_id, f.message.empty() ? "" : " - " + f.message);
         if (s.failures_total > static_cast<int>(s.failures.size()))
             out += fmt::format("  ... and {} more\n", s.failures_total - static_cast<int>(s.failures.size()));

@@ -97,13 +97,27 @@ struct blackbox_bench_shape {
     [[nodiscard]] std::string get_key() const { return mode + "/" + name; }
 };
 
+// [bench] registry = { op, file, modes, python }: kloop's own bench module for an FLA-style op
+// registry (python/kloop_worker/fla_registry.py) instead of a command the user writes.
+struct blackbox_registry_bench {
+    std::string op;                        // the registry's op name, e.g. "chunk_gla"
+    std::filesystem::path file;            // relative to the root; default benchmarks/ops/registry.py
+    std::vector<std::string> modes;        // "fwd", "fwdbwd"; empty = the module's default (both)
+    std::string python = "python3";        // the interpreter that runs the module
+    int line = 0;
+};
+
 struct blackbox_spec {
     std::filesystem::path root;            // absolute: [repo] root (relative to op.toml's directory)
     std::filesystem::path target;          // relative to root: the file a candidate replaces
     std::vector<std::filesystem::path> exclude;  // relative to root: left out of the copy
     blackbox_command gate;
     std::vector<std::string> refuse_env;   // [gate] refuse_env: extra refused names / PREFIX_*
-    blackbox_command bench;
+    blackbox_command bench;                // with a registry: the generated command
+    std::optional<blackbox_registry_bench> bench_registry;
+    // The bench honours KLOOP_BENCH_SIDES: one process times both sides of an A/B, interleaved
+    // (docs/blackbox.md, "One process, two sides"). Default: true with a registry, else false.
+    bool bench_sides = false;
     std::vector<blackbox_bench_shape> bench_shapes;
     int rounds = 2;                        // bench runs per evaluation; A/B rounds (ABBA order)
 };

@@ -481,8 +481,21 @@ private:
 
         // [bench]
         const toml::table& bench = require_table(root, 0, "", "bench", "table [bench] (command, shapes) in black-box mode");
-        check_keys(bench, "bench", {"command", "cwd", "env", "pass_env", "timeout", "shapes", "rounds"});
-        bb.bench = read_command(bench, "bench", bb.root, refused);
+        check_keys(bench, "bench", {"command", "registry", "sides", "cwd", "env", "pass_env", "timeout", "shapes", "rounds"});
+        if (const toml::node* reg = find(bench, "registry")) {
+            if (const toml::node* cmd = find(bench, "command"))
+                fail(line_of(*cmd), "bench.command",
+                     "give either 'command' or 'registry', not both: with a registry kloop runs its own bench module");
+            bb.bench_registry = read_registry_bench(*reg, bb);
+            bb.bench = read_command(bench, "bench", bb.root, refused, registry_argv(*bb.bench_registry));
+            bb.bench_sides = true;
+        } else {
+            bb.bench = read_command(bench, "bench", bb.root, refused);
+        }
+        if (const toml::node* sides = find(bench, "sides")) {
+            if (!sides->is_boolean()) fail(line_of(*sides), "bench.sides", "must be true or false, got " + type_name(*sides));
+            bb.bench_sides = sides->as_boolean()->get();
+        }
         const toml::node* sn = find(bench, "shapes");
         if (sn == nullptr)
             fail(line_of(bench), "bench.shapes",
@@ -519,14 +532,77 @@ private:
         }
     }
 
+    // [bench] registry = { op = "chunk_gla", file = "benchmarks/ops/registry.py", modes = [...], python = "python3" }
+    blackbox_registry_bench read_registry_bench(const toml::node& n, const blackbox_spec& bb) const {
+        if (!n.is_table())
+            fail(line_of(n), "bench.registry",
+                 "must be a table such as { op = \"chunk_gla\" } (the op's name in benchmarks/ops/registry.py), got " +
+                     type_name(n));
+        const toml::table& t = *n.as_table();
+        check_keys(t, "bench.registry", {"op", "file", "modes", "python"});
+        blackbox_registry_bench r;
+        r.line = line_of(t);
+        r.op = require_string(t, "bench.registry", "op");
+        if (!is_plain_name(r.op))
+            fail(line_of(*find(t, "op")), "bench.registry.op", "'" + r.op + "' is not an op name ([A-Za-z0-9_-]+)");
+        const toml::node* fn = find(t, "file");
+        const std::string file = fn ? read_string(*fn, "bench.registry.file") : std::string("benchmarks/ops/registry.py");
+        r.file = read_repo_path(file, fn ? line_of(*fn) : r.line, "bench.registry.file", bb.root, 'f');
+        if (r.file == bb.target)
+            fail(fn ? line_of(*fn) : r.line, "bench.registry.file",
+                 "'" + file + "' is the [repo] target: the registry builds the bench's inputs, so the candidate cannot be it");
+        const fs::path abs = absolute_path(bb.root / r.file);
+        if (std::find(m_spec.frozen.begin(), m_spec.frozen.end(), abs) == m_spec.frozen.end())
+            fail(fn ? line_of(*fn) : r.line, "bench.registry.file",
+                 "'" + r.file.string() + "' builds the bench's inputs: list it in op.frozen, so no candidate can change it");
+        if (const toml::node* m = find(t, "modes")) {
+            const auto modes = read_string_list(*m, "bench.registry.modes");
+            if (modes.empty()) fail(line_of(*m), "bench.registry.modes", "must list at least one of \"fwd\", \"fwdbwd\"");
+            for (std::size_t i = 0; i < modes.size(); ++i) {
+                if (modes[i].first != "fwd" && modes[i].first != "fwdbwd")
+                    fail(modes[i].second, index("bench.registry.modes", i),
+                         "unknown mode '" + modes[i].first + "'" + did_you_mean(modes[i].first, {"fwd", "fwdbwd"}) +
+                             "; FLA's registry modes are \"fwd\" and \"fwdbwd\"");
+                r.modes.push_back(modes[i].first);
+            }
+        }
+        if (const toml::node* py = find(t, "python")) {
+            r.python = read_string(*py, "bench.registry.python");
+            if (r.python.empty()) fail(line_of(*py), "bench.registry.python", "must not be empty");
+        }
+        return r;
+    }
+
+    static std::vector<std::string> registry_argv(const blackbox_registry_bench& r) {
+        std::vector<std::string> argv{r.python, "-m", "kloop_worker.fla_registry", "--op", r.op, "--registry", r.file.string()};
+        if (!r.modes.empty()) {
+            std::string modes;
+            for (const auto& m : r.modes) modes += (modes.empty() ? "" : ",") + m;
+            argv.push_back("--modes");
+            argv.push_back(modes);
+        }
+        return argv;
+    }
+
+    // `generated`: the argv kloop made (a [bench] registry); the table then has no 'command'.
     blackbox_command read_command(const toml::table& t, const std::string& where, const fs::path& root,
-                                  const std::vector<std::string>& refused) const {
+                                  const std::vector<std::string>& refused, std::vector<std::string> generated = {}) const {
         blackbox_command c;
         c.line = line_of(t);
         const toml::node* cmd = find(t, "command");
-        if (cmd == nullptr)
+        if (!generated.empty()) {
+            c.argv = std::move(generated);
+        } else if (cmd == nullptr) {
             fail(c.line, join(where, "command"),
                  "missing required field 'command' (an argv array such as [\"python\", \"-m\", \"pytest\", \"tests/test_op.py\", \"-q\"])");
+        }
+        if (c.argv.empty()) read_argv(*cmd, where, c);
+        read_command_settings(t, where, root, refused, c);
+        return c;
+    }
+
+    void read_argv(const toml::node& cmd_node, const std::string& where, blackbox_command& c) const {
+        const toml::node* cmd = &cmd_node;
         if (cmd->is_string())
             fail(line_of(*cmd), join(where, "command"),
                  "must be an array of arguments, not a shell string: [\"python\", \"-m\", \"pytest\", ...]");
@@ -537,6 +613,10 @@ private:
         if (words[0].first.find('=') != std::string::npos)
             fail(words[0].second, index(join(where, "command"), 0), "the program name must not contain '='");
         for (const auto& w : words) c.argv.push_back(w.first);
+    }
+
+    void read_command_settings(const toml::table& t, const std::string& where, const fs::path& root,
+                               const std::vector<std::string>& refused, blackbox_command& c) const {
         if (const toml::node* cwd = find(t, "cwd")) {
             const std::string text = read_string(*cwd, join(where, "cwd"));
             c.cwd = read_repo_path(text, line_of(*cwd), join(where, "cwd"), root, 'd');
@@ -576,7 +656,6 @@ private:
                      "must be a positive number of seconds, at most 1000000, got " + format_number(v));
             c.timeout_s = v;
         }
-        return c;
     }
 
     // ---- [build] ------------------------------------------------------------------------

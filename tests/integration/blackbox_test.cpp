@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 
+#include "blackbox_repo_test.hpp"
 #include "kloop_process.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
@@ -18,106 +19,18 @@
 
 namespace fs = std::filesystem;
 using kloop::testing::kloop_run;
+using kloop::testing::replace_all;
+using kloop::testing::tree_hashes;
 
 namespace {
 
-const std::string python = KLOOP_BLACKBOX_TEST_PYTHON;
-const fs::path fixture = fs::path(KLOOP_TEST_SOURCE_DIR) / "tests" / "fixtures" / "blackbox_repo";
-const fs::path candidates = fs::path(KLOOP_TEST_SOURCE_DIR) / "tests" / "fixtures" / "blackbox_candidates";
+const fs::path fixture_dir = fs::path(KLOOP_TEST_SOURCE_DIR) / "tests" / "fixtures" / "blackbox_repo";
+const fs::path candidates_dir = fs::path(KLOOP_TEST_SOURCE_DIR) / "tests" / "fixtures" / "blackbox_candidates";
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-    return s;
-}
-
-// Every file of the repository (but .git and kloop's workspace) → its SHA-256.
-std::map<std::string, std::string> tree_hashes(const fs::path& root) {
-    std::map<std::string, std::string> out;
-    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
-        const auto name = it->path().filename().string();
-        if (it->is_directory() && (name == ".git" || name == "profile")) {
-            it.disable_recursion_pending();
-            continue;
-        }
-        if (it->is_regular_file()) out[it->path().lexically_relative(root).string()] = kloop::platform::sha256_file(it->path());
-    }
-    return out;
-}
-
-// A git repository holding a copy of the fixture; op.toml names the interpreter that has pytest.
-class BlackboxTest : public ::testing::Test {
+class BlackboxTest : public kloop::testing::blackbox_repo_test {
 protected:
-    kloop::platform::scoped_temp_dir m_dir{"kloop-blackbox-test"};
-    fs::path m_repo, m_memory;
-
-    void SetUp() override {
-        if (python.empty()) GTEST_SKIP() << "no python with pytest and numpy (KLOOP_BLACKBOX_TEST_PYTHON)";
-        m_repo = m_dir.path() / "repo";
-        m_memory = m_dir.path() / "memory.sqlite";
-        fs::copy(fixture, m_repo, fs::copy_options::recursive);
-        for (auto it = fs::recursive_directory_iterator(m_repo); it != fs::recursive_directory_iterator(); ++it)
-            if (it->path().filename() == "__pycache__" || it->path().filename() == ".pytest_cache") {
-                fs::remove_all(it->path());
-                break;
-            }
-        set_spec(replace_all(read("op.toml"), "\"python3\"", "\"" + python + "\""));
-        git({"init", "-q"});
-        git({"config", "user.email", "t@localhost"});
-        git({"config", "user.name", "t"});
-        git({"add", "-A"});
-        git({"commit", "-q", "-m", "softplus fixture"});
-    }
-
-    std::string read(const std::string& rel) const { return kloop::platform::read_file(m_repo / rel); }
-    void set_spec(const std::string& text) const { kloop::platform::write_file_atomic(m_repo / "op.toml", text); }
-
-    void git(const std::vector<std::string>& args) {
-        kloop::platform::process_request r;
-        r.argv = {"git", "-C", m_repo.string()};
-        r.argv.insert(r.argv.end(), args.begin(), args.end());
-        kloop::platform::posix_command_runner runner;
-        const auto res = runner.run(r);
-        ASSERT_TRUE(res.succeeded()) << res.stderr_text;
-    }
-
-    std::string git_log() {
-        kloop::platform::process_request r;
-        r.argv = {"git", "-C", m_repo.string(), "log", "--format=%s"};
-        kloop::platform::posix_command_runner runner;
-        return runner.run(r).stdout_text;
-    }
-
-    kloop_run run(std::vector<std::string> args, std::vector<std::pair<std::string, std::string>> env = {}) {
-        for (const auto& a : {"--min-samples", "5", "--min-time", "0.01", "--max-time", "0.3"})
-            if (args[0] == "verify" || args[0] == "init" || args[0] == "iterate" || args[0] == "report") args.emplace_back(a);
-        kloop::platform::process_request req;
-        req.argv = {std::string(KLOOP_TEST_BINARY_DIR) + "/src/kloop"};
-        req.argv.insert(req.argv.end(), args.begin(), args.end());
-        req.env_overrides = {{"KLOOP_HOME", std::string(KLOOP_TEST_BINARY_DIR) + "/test-home"},
-                             {"KLOOP_MEMORY_DB", m_memory.string()}};
-        req.env_overrides.insert(req.env_overrides.end(), env.begin(), env.end());
-        req.cwd = m_repo;
-        req.timeout_s = 300;
-        req.max_capture_bytes = 64 << 20;
-        kloop::platform::posix_command_runner runner;
-        const auto r = runner.run(req);
-        kloop_run k;
-        k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
-        k.out = r.stdout_text;
-        k.err = r.stderr_text;
-        k.record = nlohmann::json::parse(k.out, nullptr, false);
-        if (k.record.is_discarded()) k.record = nullptr;
-        return k;
-    }
-
-    kloop_run verify(const std::string& candidate, std::vector<std::string> extra = {},
-                     std::vector<std::pair<std::string, std::string>> env = {}) {
-        std::vector<std::string> args = {"verify", m_repo.string(), "--candidate", candidate, "--json"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        return run(args, std::move(env));
-    }
-
-    static std::string cand(const std::string& name) { return (candidates / name).string(); }
+    [[nodiscard]] fs::path fixture() const override { return fixture_dir; }
+    [[nodiscard]] fs::path candidates() const override { return candidates_dir; }
 };
 
 TEST_F(BlackboxTest, GreenGateThenBench) {
@@ -131,7 +44,7 @@ TEST_F(BlackboxTest, GreenGateThenBench) {
     EXPECT_EQ(g.at("exit_code"), 0);
     EXPECT_GE(g.at("summary").at("passed").get<int>(), 10);
     EXPECT_EQ(g.at("summary").at("failed"), 0);
-    EXPECT_EQ(g.at("argv").at(0), python);
+    EXPECT_EQ(g.at("argv").at(0), kloop::testing::blackbox_python);
     EXPECT_TRUE(g.at("env").contains("OMP_NUM_THREADS"));
     EXPECT_FALSE(g.at("env").contains("KLOOP_HOME"));  // a clean environment, not kloop's
     EXPECT_EQ(j.at("bench").at("status"), "pass");
@@ -235,7 +148,7 @@ TEST_F(BlackboxTest, LoopInitIterateBestReport) {
     const fs::path proposal = m_dir.path() / "proposal.md";
     kloop::platform::write_file_atomic(proposal, "Direction: vectorise the whole array with numpy\nExpected: x10 on both shapes\n\n"
                                                  "## Strategy tags\n- vectorization\n");
-    fs::copy_file(candidates / "good.py", kernel, fs::copy_options::overwrite_existing);
+    fs::copy_file(candidates_dir / "good.py", kernel, fs::copy_options::overwrite_existing);
     r = run({"iterate", "--proposal", proposal.string()});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("v1: positive"), std::string::npos) << r.out;
@@ -249,7 +162,7 @@ TEST_F(BlackboxTest, LoopInitIterateBestReport) {
 
     kloop::platform::write_file_atomic(proposal, "Direction: log1p(exp(x)) directly\nExpected: a little faster\n\n"
                                                  "## Strategy tags\n- fewer ops\n");
-    fs::copy_file(candidates / "wrong.py", kernel, fs::copy_options::overwrite_existing);
+    fs::copy_file(candidates_dir / "wrong.py", kernel, fs::copy_options::overwrite_existing);
     r = run({"iterate", "--proposal", proposal.string()});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("v2: rejected (gate)"), std::string::npos) << r.out;

@@ -10,9 +10,12 @@
 
 #include <fmt/format.h>
 
+#include "backend/blackbox/copy_runner.hpp"
 #include "backend/blackbox/gate_env.hpp"
+#include "backend/blackbox/gate_reuse.hpp"
 #include "backend/blackbox/pytest_summary.hpp"
 #include "backend/blackbox/repo_copy.hpp"
+#include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
 #include "eval/record/environment.hpp"
 #include "platform/host_info.hpp"
@@ -25,150 +28,23 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::uintmax_t log_tail_bytes = 4u << 20;   // parsed: pytest's summary is at the end
-constexpr std::size_t record_tail_bytes = 4096;       // kept in the record
-
-std::string read_tail(const fs::path& p, std::uintmax_t max_bytes) {
-    std::error_code ec;
-    const auto size = fs::file_size(p, ec);
-    if (ec) return {};
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return {};
-    const std::uintmax_t skip = size > max_bytes ? size - max_bytes : 0;
-    in.seekg(static_cast<std::streamoff>(skip));
-    std::string out(static_cast<std::size_t>(size - skip), '\0');
-    in.read(out.data(), static_cast<std::streamsize>(out.size()));
-    out.resize(static_cast<std::size_t>(in.gcount()));
-    return out;
-}
-
-std::string tail_of(const std::string& s, std::size_t n) { return s.size() > n ? "…" + s.substr(s.size() - n) : s; }
-
-// Everything one evaluation (or one A/B) needs to run commands in copies of the repository.
-class copy_runner {
-public:
-    copy_runner(const spec::op_spec& spec, platform::command_runner_base& commands, fs::path scratch)
-        : m_spec(spec), m_bb(*spec.blackbox), m_commands(commands), m_scratch(std::move(scratch)) {
-        m_refused = spec::builtin_refused_env();
-        m_refused.insert(m_refused.end(), m_bb.refuse_env.begin(), m_bb.refuse_env.end());
-        m_exclude = m_bb.exclude;
-        // A scratch directory inside the repository (--keep ./dir) is never copied into itself.
-        std::error_code ec;
-        const fs::path rel = fs::weakly_canonical(m_scratch, ec).lexically_relative(m_bb.root);
-        if (!ec && !rel.empty() && rel != "." && *rel.begin() != "..") m_exclude.push_back(rel);
-        for (const auto& f : spec.frozen) {
-            const fs::path r = f.lexically_relative(m_bb.root);
-            if (!r.empty() && *r.begin() != "..") m_frozen_rel.push_back(r);
-        }
-    }
-
-    [[nodiscard]] const std::vector<std::string>& refused() const { return m_refused; }
-
-    // The clean environment of `cmd`; throws usage_error for a refused variable.
-    [[nodiscard]] clean_env environment_for(const spec::blackbox_command& cmd, const env_list& kloop_set) const {
-        env_sources src;
-        src.kloop_env = current_environment();
-        src.refused = m_refused;
-        src.pass_env = cmd.pass_env;
-        src.spec_env = cmd.env;
-        src.kloop_set = kloop_set;
-        return make_clean_env(src, m_spec.spec_file.string());
-    }
-
-    struct outcome {
-        eval::command_run run;
-        std::string stdout_text;            // the tail of the whole stdout (log_tail_bytes)
-        std::string stderr_text;
-        std::vector<std::string> frozen_changed;  // frozen files the run modified in its copy
-        std::size_t copied_files = 0;
-    };
-
-    // Copies the repository, places the candidate, runs `argv` there, removes the copy.
-    outcome run(const spec::blackbox_command& cmd, const std::vector<std::string>& argv, const clean_env& env,
-                const fs::path& candidate, double timeout_s, const std::string& what) {
-        outcome o;
-        const std::string label = fmt::format("{:02d}-{}", m_counter++, what);
-        const fs::path copy = m_scratch / ("repo-" + label);
-        std::error_code ec;
-        fs::remove_all(copy, ec);
-        o.copied_files = copy_repository(m_bb.root, copy, m_exclude).files;
-        place_candidate(candidate, copy, m_bb.target);
-        std::map<fs::path, std::string> before;
-        for (const auto& f : m_frozen_rel)
-            if (fs::is_regular_file(copy / f)) before[f] = platform::sha256_file(copy / f);
-
-        eval::command_run& r = o.run;
-        r.argv = argv;
-        r.cwd = cmd.cwd.empty() ? "." : cmd.cwd.string();
-        r.env = env.vars;
-        r.env_line = env.describe();
-        r.timeout_s = timeout_s;
-        r.log_stem = (m_scratch / label).string();
-
-        platform::process_request req;
-        req.argv = argv_with_env(env, argv);
-        if (fs::exists("/usr/bin/env")) req.argv[0] = "/usr/bin/env";
-        req.cwd = copy / cmd.cwd;
-        req.timeout_s = timeout_s;
-        req.stdout_file = r.log_stem + ".stdout";
-        req.stderr_file = r.log_stem + ".stderr";
-        const auto res = m_commands.run(req);
-        o.stdout_text = read_tail(req.stdout_file, log_tail_bytes);
-        o.stderr_text = read_tail(req.stderr_file, log_tail_bytes);
-        if (!res.started && !res.interrupted)
-            throw usage_error(fmt::format("the {} command could not start: {}", what, res.spawn_error));
-        r.started = res.started;
-        r.exit_code = res.exit_code;
-        r.term_signal = res.term_signal;
-        r.timed_out = res.timed_out;
-        r.wall_s = res.wall_s;
-        r.ended = res.describe();
-        r.stdout_tail = tail_of(o.stdout_text, record_tail_bytes);
-        r.stderr_tail = tail_of(o.stderr_text, record_tail_bytes);
-
-        for (const auto& [f, sha] : before) {
-            std::error_code fe;
-            if (!fs::is_regular_file(copy / f, fe) || platform::sha256_file(copy / f) != sha) o.frozen_changed.push_back(f.string());
-        }
-        fs::remove_all(copy, ec);
-        if (res.interrupted) throw error(exit_code::interrupted, "interrupted");
-        // `env -i` could not find or run the program: the spec's or the machine's problem.
-        if (res.exit_code == 127 || res.exit_code == 126)
-            if (o.stderr_text.rfind("env:", 0) == 0 || o.stderr_text.find("\nenv:") != std::string::npos ||
-                o.stderr_text.find("/usr/bin/env:") != std::string::npos)
-                throw usage_error(fmt::format("the {} command '{}' could not start on the command's PATH ({}): {}", what,
-                                              argv.empty() ? std::string() : argv[0], env_value(env, "PATH"),
-                                              o.stderr_text.substr(0, o.stderr_text.find('\n'))));
-        return o;
-    }
-
-    static std::string env_value(const clean_env& env, const std::string& name) {
-        for (const auto& [k, v] : env.vars)
-            if (k == name) return v;
-        return "unset";
-    }
-
-private:
-    const spec::op_spec& m_spec;
-    const spec::blackbox_spec& m_bb;
-    platform::command_runner_base& m_commands;
-    fs::path m_scratch;
-    std::vector<std::string> m_refused;
-    std::vector<fs::path> m_exclude;
-    std::vector<fs::path> m_frozen_rel;
-    int m_counter = 0;
-};
-
 // COLUMNS: pytest cuts its "FAILED <node id> - <message>" lines at the terminal width (80 in a pipe).
 env_list gate_kloop_env() { return {{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"}, {"COLUMNS", "200"}}; }
 
-env_list bench_kloop_env(const eval::evaluation_options& o) {
-    return {{"PYTHONDONTWRITEBYTECODE", "1"},
-            {"PYTHONUNBUFFERED", "1"},
-            {"KLOOP_BENCH_MIN_SAMPLES", std::to_string(o.stop.min_samples)},
-            {"KLOOP_BENCH_MIN_TIME_S", fmt::format("{}", o.stop.min_time_s)},
-            {"KLOOP_BENCH_MAX_TIME_S", fmt::format("{}", o.stop.max_time_s)},
-            {"KLOOP_BENCH_TARGET_RSD", fmt::format("{}", o.stop.target_rel_stdev)}};
+// The stopping-rule hints and the shapes to report; with a [bench] registry, kloop's own module
+// on the path (only kloop_worker/ lives there, so the repository's packages still come from the copy).
+env_list bench_kloop_env(const spec::op_spec& spec, const eval::evaluation_options& o) {
+    std::string shapes;
+    for (const auto& s : spec.blackbox->bench_shapes) shapes += (shapes.empty() ? "" : ",") + s.get_key();
+    env_list env{{"PYTHONDONTWRITEBYTECODE", "1"},
+                 {"PYTHONUNBUFFERED", "1"},
+                 {"KLOOP_BENCH_MIN_SAMPLES", std::to_string(o.stop.min_samples)},
+                 {"KLOOP_BENCH_MIN_TIME_S", fmt::format("{}", o.stop.min_time_s)},
+                 {"KLOOP_BENCH_MAX_TIME_S", fmt::format("{}", o.stop.max_time_s)},
+                 {"KLOOP_BENCH_TARGET_RSD", fmt::format("{}", o.stop.target_rel_stdev)},
+                 {"KLOOP_BENCH_SHAPES", shapes}};
+    if (spec.blackbox->bench_registry) env.emplace_back("PYTHONPATH", python::worker_dir().string());
+    return env;
 }
 
 bool has_k_option(const std::vector<std::string>& argv) {
@@ -176,22 +52,35 @@ bool has_k_option(const std::vector<std::string>& argv) {
                        [](const std::string& a) { return a == "-k" || (a.rfind("-k", 0) == 0 && a.size() > 2); });
 }
 
-eval::repository_gate_run run_gate(copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options,
-                  const fs::path& candidate, std::size_t& copied_files) {
+// The gate's command as it runs: the spec's argv (plus -k EXPR for --gate-k), its clean environment, its timeout.
+struct gate_plan {
+    std::vector<std::string> argv;
+    clean_env env;
+    double timeout_s = 0;
+};
+
+gate_plan plan_gate(const copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options) {
     const auto& bb = *spec.blackbox;
+    gate_plan p;
+    p.argv = bb.gate.argv;
+    if (!options.gate_k.empty()) {
+        if (has_k_option(p.argv))
+            throw usage_error("option --gate-k: the spec's gate command already selects tests with -k; a partial run "
+                              "cannot be combined with it");
+        p.argv.push_back("-k");
+        p.argv.push_back(options.gate_k);
+    }
+    p.env = runner.environment_for(bb.gate, gate_kloop_env());
+    p.timeout_s = bb.gate.timeout_s.value_or(options.timeout_s);
+    return p;
+}
+
+eval::repository_gate_run run_gate(copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options,
+                                   const gate_plan& plan, const fs::path& candidate, std::size_t& copied_files) {
     eval::repository_gate_run g;
     g.gate_k = options.gate_k;
     g.partial = !options.gate_k.empty();
-    std::vector<std::string> argv = bb.gate.argv;
-    if (g.partial) {
-        if (has_k_option(argv))
-            throw usage_error("option --gate-k: the spec's gate command already selects tests with -k; a partial run "
-                              "cannot be combined with it");
-        argv.push_back("-k");
-        argv.push_back(options.gate_k);
-    }
-    const auto env = runner.environment_for(bb.gate, gate_kloop_env());
-    auto o = runner.run(bb.gate, argv, env, candidate, bb.gate.timeout_s.value_or(options.timeout_s), "gate");
+    auto o = runner.run(spec.blackbox->gate, plan.argv, plan.env, candidate, plan.timeout_s, "gate");
     copied_files = o.copied_files;
     g.run = std::move(o.run);
     g.summary = parse_pytest_output(o.stderr_text + "\n" + o.stdout_text);
@@ -220,13 +109,19 @@ struct bench_outcome {
     std::vector<bench_output_shape> shapes;
 };
 
+std::string last_line_of(std::string t) {
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    const auto nl = t.rfind('\n');
+    return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
 bench_outcome run_bench(copy_runner& runner, const spec::op_spec& spec, const eval::evaluation_options& options,
                         const fs::path& candidate, const std::string& side, int round) {
     const auto& bb = *spec.blackbox;
     bench_outcome b;
     b.run.side = side;
     b.run.round = round;
-    const auto env = runner.environment_for(bb.bench, bench_kloop_env(options));
+    const auto env = runner.environment_for(bb.bench, bench_kloop_env(spec, options));
     auto o = runner.run(bb.bench, bb.bench.argv, env, candidate, bb.bench.timeout_s.value_or(options.timeout_s),
                         "bench-" + side + "-" + std::to_string(round));
     b.run.run = std::move(o.run);
@@ -238,18 +133,74 @@ bench_outcome run_bench(copy_runner& runner, const spec::op_spec& spec, const ev
             b.run.error = e.what();
         }
     } else {
-        const std::string last_err = [&] {
-            auto t = o.stderr_text;
-            while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-            const auto nl = t.rfind('\n');
-            return nl == std::string::npos ? t : t.substr(nl + 1);
-        }();
+        const std::string last_err = last_line_of(o.stderr_text);
         b.run.error = "the bench command " + r.ended + (last_err.empty() ? "" : " (stderr: " + last_err + ")");
     }
     if (!o.frozen_changed.empty() && b.run.error.empty())
         b.run.error = "frozen file '" + o.frozen_changed.front() + "' was modified during the bench run";
     b.run.ok = b.run.error.empty();
     return b;
+}
+
+// One process timing both sides of an A/B (docs/blackbox.md, "One process, two sides").
+struct sides_round {
+    bool fell_back = false;        // the bench cannot hold both sides: `reason`
+    std::string reason;
+    bench_outcome base;
+    bench_outcome candidate;
+    std::string failure;           // set: the round failed (attributed to `failed_candidate`'s side)
+    bool failed_candidate = true;
+};
+
+sides_round run_bench_sides(copy_runner& runner, const eval::ab_context& ctx, int round) {
+    const auto& bb = *ctx.spec.blackbox;
+    sides_round out;
+    // Which side is imported first and timed first in each pair alternates by round.
+    std::vector<std::pair<std::string, fs::path>> sides{{"base", ctx.base}, {"candidate", ctx.candidate}};
+    if (round % 2 == 1) std::swap(sides[0], sides[1]);
+    const auto env = runner.environment_for(bb.bench, bench_kloop_env(ctx.spec, ctx.options));
+    auto o = runner.run_sides(bb.bench, bb.bench.argv, env, sides, bb.bench.timeout_s.value_or(ctx.options.timeout_s),
+                              "bench-sides-" + std::to_string(round));
+    for (auto* b : {&out.base, &out.candidate}) {
+        b->run.side = b == &out.base ? "base" : "candidate";
+        b->run.round = round;
+        b->run.run = o.run;
+    }
+    const auto& r = o.run;
+    std::string error;
+    bool base_side = false;
+    try {
+        const auto parsed = parse_sides_output(o.stdout_text, {"base", "candidate"}, bb.bench_shapes);
+        if (parsed.what == sides_output::kind::fallback && r.exit_code == 0 && !r.timed_out && r.term_signal == 0) {
+            out.fell_back = true;
+            out.reason = parsed.message;
+            return out;
+        }
+        if (parsed.what == sides_output::kind::error) {
+            error = parsed.void_run ? "the A/B is void: " + parsed.message : parsed.message;
+            // A void run names its victim (the base) first; the candidate is the one rejected.
+            base_side = !parsed.void_run && parsed.message.rfind("side 'base'", 0) == 0;
+        } else if (parsed.what == sides_output::kind::sides && r.exit_code == 0 && !r.timed_out && r.term_signal == 0) {
+            out.base.shapes = parsed.shapes.at("base");
+            out.candidate.shapes = parsed.shapes.at("candidate");
+        }
+    } catch (const std::invalid_argument& e) {
+        error = e.what();
+    }
+    if (error.empty() && (r.timed_out || r.term_signal != 0 || r.exit_code != 0)) {
+        const std::string last_err = last_line_of(o.stderr_text);
+        error = "the two-sided bench command " + r.ended + (last_err.empty() ? "" : " (stderr: " + last_err + ")");
+    }
+    if (!o.frozen_changed.empty() && error.empty())
+        error = "frozen file '" + o.frozen_changed.front() + "' was modified during the bench run";
+    if (!error.empty()) {
+        out.failure = error;
+        out.failed_candidate = !base_side;
+        (base_side ? out.base : out.candidate).run.error = error;
+    }
+    out.base.run.ok = out.base.run.error.empty();
+    out.candidate.run.ok = out.candidate.run.error.empty();
+    return out;
 }
 
 eval::integrity_check check(std::string name, eval::check_status st, std::string detail) {
@@ -361,70 +312,6 @@ void fill_environment(const eval::evaluation_context& ctx, eval::evaluation& ev,
 
 }  // namespace
 
-std::vector<bench_output_shape> parse_bench_output(const std::string& text,
-                                                   const std::vector<spec::blackbox_bench_shape>& expected) {
-    json doc;
-    bool found = false;
-    std::size_t end = text.size();
-    while (end > 0 && !found) {
-        std::size_t start = text.rfind('\n', end - 1);
-        start = start == std::string::npos ? 0 : start + 1;
-        std::string line = text.substr(start, end - start);
-        end = start == 0 ? 0 : start - 1;
-        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-        const auto first = line.find_first_not_of(" \t");
-        if (first == std::string::npos || line[first] != '{') continue;
-        auto j = json::parse(line, nullptr, false);
-        if (j.is_discarded() || !j.is_object() || !j.contains("shapes")) continue;
-        doc = std::move(j);
-        found = true;
-    }
-    if (!found)
-        throw std::invalid_argument(
-            "the bench command printed no JSON line with \"shapes\" on stdout (expected {\"shapes\": [{\"name\": ..., "
-            "\"samples_ms\": [...]}]} on one line)");
-    const json& shapes = doc.at("shapes");
-    if (!shapes.is_array()) throw std::invalid_argument("bench output: \"shapes\" must be an array");
-    std::vector<bench_output_shape> out;
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-        const json& s = shapes[i];
-        const std::string at = fmt::format("bench output: shapes[{}]", i);
-        if (!s.is_object() || !s.contains("name") || !s.at("name").is_string())
-            throw std::invalid_argument(at + ": must be an object with a string \"name\"");
-        bench_output_shape b;
-        b.name = s.at("name").get<std::string>();
-        b.mode = s.contains("mode") && s.at("mode").is_string() ? s.at("mode").get<std::string>() : "bench";
-        const std::string key = b.mode + "/" + b.name;
-        const bool known = std::any_of(expected.begin(), expected.end(), [&](const auto& e) { return e.get_key() == key; });
-        if (!known) {
-            std::string names;
-            for (const auto& e : expected) names += (names.empty() ? "" : ", ") + e.get_key();
-            throw std::invalid_argument(at + ": shape '" + key + "' is not in the spec's [bench] shapes (" + names + ")");
-        }
-        if (std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.mode + "/" + o.name == key; }))
-            throw std::invalid_argument(at + ": shape '" + key + "' is reported twice");
-        if (!s.contains("samples_ms") || !s.at("samples_ms").is_array() || s.at("samples_ms").empty())
-            throw std::invalid_argument(at + " ('" + key + "'): \"samples_ms\" must be a non-empty array of times in ms");
-        for (const auto& v : s.at("samples_ms")) {
-            if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0))
-                throw std::invalid_argument(at + " ('" + key + "'): every sample must be a finite time > 0 ms, got " + v.dump());
-            b.samples_s.push_back(v.get<double>() * 1e-3);
-        }
-        for (const char* k : {"flops", "bytes"})
-            if (s.contains(k)) {
-                if (!s.at(k).is_number() || !(s.at(k).get<double>() >= 0))
-                    throw std::invalid_argument(at + " ('" + key + "'): \"" + k + "\" must be a number >= 0");
-                (std::string(k) == "flops" ? b.flops : b.bytes) = s.at(k).get<double>();
-            }
-        out.push_back(std::move(b));
-    }
-    for (const auto& e : expected)
-        if (std::none_of(out.begin(), out.end(), [&](const auto& o) { return o.mode + "/" + o.name == e.get_key(); }))
-            throw std::invalid_argument("bench output: shape '" + e.get_key() +
-                                        "' is missing (a shape that fails must not drop out of the table)");
-    return out;
-}
-
 eval::evaluation evaluate(const eval::evaluation_context& ctx) {
     if (!ctx.spec.blackbox) throw internal_error("blackbox::evaluate on a native op");
     if (!ctx.options.modes.empty())
@@ -432,10 +319,11 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
                           "tests (use --gate-k EXPR for a partial run)");
     const auto& bb = *ctx.spec.blackbox;
     fs::create_directories(ctx.scratch_dir);
-    copy_runner runner(ctx.spec, ctx.commands, ctx.scratch_dir);
+    copy_runner runner(ctx.spec, ctx.commands, ctx.scratch_dir, ctx.state_dir);
     // Refuse weakening variables before anything runs (both commands' environments).
-    const auto gate_env = runner.environment_for(bb.gate, gate_kloop_env());
-    (void)runner.environment_for(bb.bench, bench_kloop_env(ctx.options));
+    const gate_plan plan = plan_gate(runner, ctx.spec, ctx.options);
+    const auto& gate_env = plan.env;
+    (void)runner.environment_for(bb.bench, bench_kloop_env(ctx.spec, ctx.options));
 
     eval::evaluation ev;
     ev.op = ctx.spec.name;
@@ -453,8 +341,25 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
     for (const auto& f : ctx.spec.frozen) rec.frozen.push_back(f.string());
     rec.refused_env = runner.refused();
 
-    // Gate: the repository's own command, in a fresh copy.
-    auto gate = run_gate(runner, ctx.spec, ctx.options, ctx.candidate, rec.copied_files);
+    // Gate: the repository's own command, in a fresh copy — or, for a side the caller marks, a
+    // green gate stored for byte-identical inputs (gate_reuse). Only full gates are stored.
+    std::string key;
+    std::optional<eval::repository_gate_run> reused;
+    if (!ctx.state_dir.empty() && ctx.options.gate_k.empty()) {
+        key = gate_key(gate_inputs{runner.tree_digest(ctx.candidate), plan.argv, bb.gate.cwd.generic_string(), plan.env.vars,
+                                   ev.env.compiler, plan.timeout_s});
+        if (ctx.reuse_green_gate) reused = load_green_gate(ctx.state_dir / "gates", key);
+    }
+    auto gate = reused ? std::move(*reused) : run_gate(runner, ctx.spec, ctx.options, plan, ctx.candidate, rec.copied_files);
+    if (reused) {
+        gate.run.argv = plan.argv;
+        gate.run.cwd = bb.gate.cwd.empty() ? "." : bb.gate.cwd.string();
+        gate.run.env = plan.env.vars;
+        gate.run.env_line = plan.env.describe();
+        gate.run.timeout_s = plan.timeout_s;
+    } else if (gate.green && !key.empty()) {
+        store_green_gate(ctx.state_dir / "gates", key, gate);
+    }
     ev.gate.pass = gate.green;
     ev.gate.partial = gate.partial;
     ev.gate.gate_k = gate.gate_k;
@@ -523,11 +428,31 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
     const auto& bb = *ctx.spec.blackbox;
     const fs::path scratch = ctx.scratch_dir / (run == 0 ? std::string("ab") : "ab-run-" + std::to_string(run));
     fs::create_directories(scratch);
-    copy_runner runner(ctx.spec, ctx.commands, scratch);
+    copy_runner runner(ctx.spec, ctx.commands, scratch, ctx.state_dir);
     std::vector<bench_outcome> base_runs, cand_runs;
     std::string failure;
     bool failed_side_candidate = false;
+    bool one_process = bb.bench_sides;
+    std::string fallback;
     for (int round = 0; round < bb.rounds && failure.empty(); ++round) {
+        if (one_process) {
+            auto sr = run_bench_sides(runner, ctx, round);
+            if (sr.fell_back) {
+                // Every round from here in separate processes, this one included.
+                fallback = sr.reason;
+                one_process = false;
+                base_runs.clear();
+                cand_runs.clear();
+            } else {
+                if (!sr.failure.empty()) {
+                    failure = sr.failure;
+                    failed_side_candidate = sr.failed_candidate;
+                }
+                base_runs.push_back(std::move(sr.base));
+                cand_runs.push_back(std::move(sr.candidate));
+                continue;
+            }
+        }
         // ABBA: alternate which side runs first, so a drift over time weighs on both sides alike.
         const bool base_first = round % 2 == 0;
         for (int k = 0; k < 2 && failure.empty(); ++k) {
@@ -542,6 +467,13 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
         }
     }
     r.timed = true;
+    const std::string timing = one_process ? "one process, both sides interleaved (ABBA per sample, the side order "
+                                             "alternating by round)"
+                                           : "separate processes (ABBA per round)";
+    for (auto* side : {&r.base, &r.candidate}) {
+        side->repository->ab_timing = timing;
+        side->repository->ab_timing_fallback = fallback;
+    }
     for (const auto& b : base_runs) r.base.repository->bench.push_back(b.run);
     for (const auto& b : cand_runs) r.candidate.repository->bench.push_back(b.run);
     const auto& last = failed_side_candidate ? cand_runs : base_runs;
@@ -595,9 +527,10 @@ eval::ab_evaluation compare(const eval::ab_context& ctx) {
     options.bench = false;
     fs::create_directories(ctx.scratch_dir / "base");
     fs::create_directories(ctx.scratch_dir / "candidate");
-    r.base = blackbox::evaluate(eval::evaluation_context{ctx.spec, ctx.base, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "base"});
-    r.candidate = blackbox::evaluate(
-        eval::evaluation_context{ctx.spec, ctx.candidate, options, ctx.commands, ctx.cache_dir, ctx.scratch_dir / "candidate"});
+    r.base = blackbox::evaluate(eval::evaluation_context{ctx.spec, ctx.base, options, ctx.commands, ctx.cache_dir,
+                                                         ctx.scratch_dir / "base", ctx.state_dir, ctx.reuse_base_gate});
+    r.candidate = blackbox::evaluate(eval::evaluation_context{ctx.spec, ctx.candidate, options, ctx.commands, ctx.cache_dir,
+                                                              ctx.scratch_dir / "candidate", ctx.state_dir, false});
     r.env = r.candidate.env;
     if (r.base.status != eval::disposition::passed || r.candidate.status != eval::disposition::passed) {
         std::string why;

@@ -9,7 +9,11 @@
 // timeout. The gate is green only on exit 0 AND a pytest summary line with at least one passed
 // test and no failure or error; the bench runs only after a green gate and prints raw samples
 // that kloop summarises itself (measure/statistics) and, for an A/B, compares with the same
-// bootstrap as native ops (measure/ab_comparison), the two sides' bench runs interleaved.
+// bootstrap as native ops (measure/ab_comparison): both sides timed in one bench process per
+// round where the bench can (`[bench] sides`, interleaved per sample), else the two sides' bench
+// runs interleaved ABBA by round. In a loop (a state directory given) copies live at stable
+// paths and green gates are stored; an iteration's base reuses its stored green gate when the
+// repository's bytes, the command and the environment are the same (gate_reuse).
 //
 // Outcome model, as for native ops: what the candidate does is data in the record (a red gate,
 // a crash, a hang, a malformed bench output); exceptions are for the user's or the
@@ -24,6 +28,7 @@
 #include "eval/record/ab_result.hpp"
 #include "eval/record/context.hpp"
 #include "eval/record/evaluation.hpp"
+#include "backend/blackbox/bench_output.hpp"
 
 namespace kloop::backend::blackbox {
 
@@ -37,19 +42,5 @@ namespace kloop::backend::blackbox {
 
 // The A/B timing of compare() again without re-gating (`kloop noise`). `gated` must be timed.
 [[nodiscard]] eval::ab_evaluation retime(const eval::ab_context& ctx, const eval::ab_evaluation& gated, int run);
-
-// Parses the bench command's stdout: the last line that is a JSON object with a "shapes" array
-// (docs/blackbox.md, "Bench output"). Per expected shape key ("mode/name") the samples in seconds.
-// Throws std::invalid_argument with a message naming the problem (missing, unknown or repeated
-// shape, empty or non-finite or non-positive samples, no JSON line).
-struct bench_output_shape {
-    std::string mode;
-    std::string name;
-    std::vector<double> samples_s;
-    std::optional<double> flops;
-    std::optional<double> bytes;
-};
-[[nodiscard]] std::vector<bench_output_shape> parse_bench_output(const std::string& stdout_text,
-                                                                 const std::vector<spec::blackbox_bench_shape>& expected);
 
 }  // namespace kloop::backend::blackbox

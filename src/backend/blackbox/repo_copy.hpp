@@ -34,6 +34,14 @@ struct copy_stats {
 copy_stats copy_repository(const std::filesystem::path& root, const std::filesystem::path& dest,
                            const std::vector<std::filesystem::path>& exclude);
 
+// SHA-256 (hex) of what a copy of `root` with `candidate` placed at `target` holds: every entry a
+// copy would hold (the same exclusions; `self` never entered), in name order, by relative path
+// and content (files), link target (links) or presence (directories). Two copies with the same
+// digest hold the same bytes at the same paths.
+[[nodiscard]] std::string tree_digest(const std::filesystem::path& root, const std::vector<std::filesystem::path>& exclude,
+                                      const std::filesystem::path& target, const std::filesystem::path& candidate,
+                                      const std::filesystem::path& self = {});
+
 // Copies the candidate's bytes over `copy_root / target` (parents created). Throws
 // kloop::usage_error naming the path and the OS reason.
 void place_candidate(const std::filesystem::path& candidate, const std::filesystem::path& copy_root,

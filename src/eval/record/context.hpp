@@ -21,6 +21,11 @@ struct evaluation_context {
     platform::command_runner_base& commands;
     std::filesystem::path cache_dir;       // build cache
     std::filesystem::path scratch_dir;     // where jobs, events and runner logs go
+    // Black-box ops (docs/blackbox.md): where a loop keeps its stable repository copies and its
+    // green gates (the workspace's .cache/; empty: copies under scratch_dir, nothing stored), and
+    // whether a stored green gate of byte-identical inputs may stand in for running this one.
+    std::filesystem::path state_dir{};
+    bool reuse_green_gate = false;
 };
 
 struct ab_context {
@@ -32,6 +37,8 @@ struct ab_context {
     platform::command_runner_base& commands;
     std::filesystem::path cache_dir;
     std::filesystem::path scratch_dir;
+    std::filesystem::path state_dir{};     // as evaluation_context::state_dir (black-box ops)
+    bool reuse_base_gate = false;          // the base's green gate may be reused (an iteration's base)
 };
 
 }  // namespace kloop::eval

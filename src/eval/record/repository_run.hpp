@@ -69,7 +69,15 @@ struct command_run {
     std::string log_stem;                   // <scratch>/<label>: .stdout / .stderr beside it
 };
 
+// A green gate taken over from an earlier run on byte-identical inputs (backend/blackbox/gate_reuse).
+struct reused_gate {
+    std::string key;                        // SHA-256 over the copy's digest, argv, cwd, environment, interpreter, timeout
+    std::string ran_at;                     // when the reused gate ran (UTC, ISO 8601)
+    double wall_s = 0;                      // how long it took then (the time saved now)
+};
+
 struct repository_gate_run {
+    std::optional<reused_gate> reused;      // set: this gate did not run now
     command_run run;
     pytest_summary summary;
     bool green = false;
@@ -95,6 +103,11 @@ struct repository_run {
     std::vector<std::string> refused_env;   // the refusal patterns in force
     std::vector<repository_gate_run> gate;             // one run (empty when nothing ran)
     std::vector<repository_bench_run> bench;           // one per bench run
+    // A/B only: how the two sides' bench runs were timed — "one process, interleaved (ABBA per
+    // sample)" or "separate processes (ABBA per round)" — and why not in one process where the
+    // bench could have (`[bench] sides`): the bench's fallback reason.
+    std::string ab_timing;
+    std::string ab_timing_fallback;
 };
 
 }  // namespace kloop::eval

@@ -356,6 +356,201 @@ TEST_F(BlackboxEvaluationTest, AbNeverTimesARedGate) {
     EXPECT_NE(ab.reason.find("the candidate's gate is red"), std::string::npos) << ab.reason;
 }
 
+// The value of VAR in an `env -i ... VAR=value ... prog` argv.
+std::string env_in(const platform::process_request& r, const std::string& var) {
+    for (const auto& a : r.argv)
+        if (a.rfind(var + "=", 0) == 0) return a.substr(var.size() + 1);
+    return {};
+}
+
+// A two-sided bench: reads KLOOP_BENCH_SIDES, answers with per-side shapes (base twice as slow).
+scripted two_sided(const platform::process_request& r, std::vector<std::string>& first_side) {
+    const auto sides = nlohmann::json::parse(env_in(r, "KLOOP_BENCH_SIDES"));
+    first_side.push_back(sides.at(0).at("name"));
+    nlohmann::json out = {{"method", "interleaved"}, {"order", "ABBA per sample"}, {"sides", nlohmann::json::object()}};
+    for (const auto& side : sides) {
+        const bool is_base = read_file(fs::path(side.at("root").get<std::string>()) / "ops" / "kernel.py") == "base\n";
+        const double t = is_base ? 2.0 : 1.0;
+        out["sides"][side.at("name").get<std::string>()] = {
+            {"shapes", {{{"name", "small"}, {"samples_ms", {t, t * 1.01, t * 0.99}}},
+                        {{"name", "big"}, {"samples_ms", {5 * t, 5 * t, 5 * t * 1.02}}}}}};
+    }
+    return scripted{0, out.dump() + "\n", ""};
+}
+
+class TwoSidedAbTest : public BlackboxEvaluationTest {
+protected:
+    void SetUp() override {
+        BlackboxEvaluationTest::SetUp();
+        std::string text = spec_text;
+        text.replace(text.find("rounds = 2"), 10, "rounds = 2\nsides = true");
+        write_file_atomic(m_repo / "op.toml", text);
+        m_spec = spec::load_op_spec(m_repo);
+        write_file_atomic(m_dir.path() / "base.py", "base\n");
+    }
+
+    eval::ab_evaluation compare() {
+        eval::ab_context ctx{*m_spec, m_dir.path() / "base.py", m_candidate, {}, {}, m_runner, m_dir.path() / "cache", m_scratch};
+        return backend::blackbox::compare(ctx);
+    }
+};
+
+TEST_F(TwoSidedAbTest, OneProcessPerRoundTimesBothCopiesTheOrderAlternating) {
+    std::vector<std::string> first_side;
+    int runs = 0;
+    m_runner.bench = [&](const platform::process_request& r) {
+        ++runs;
+        EXPECT_FALSE(fs::exists(r.cwd / "ops" / "kernel.py")) << "runs from an empty directory, not in a copy";
+        return two_sided(r, first_side);
+    };
+    const auto ab = compare();
+    ASSERT_TRUE(ab.timed);
+    EXPECT_TRUE(ab.ok) << ab.reason;
+    EXPECT_EQ(runs, 2);
+    EXPECT_EQ(first_side, (std::vector<std::string>{"base", "candidate"}));
+    ASSERT_TRUE(ab.shapes[0].verdict);
+    EXPECT_NEAR(ab.shapes[0].verdict->speedup, 2.0, 0.05);
+    EXPECT_EQ(ab.shapes[0].base_samples_s.size(), 6u);
+    EXPECT_NE(ab.candidate.repository->ab_timing.find("one process"), std::string::npos);
+    EXPECT_EQ(ab.candidate.repository->ab_timing_fallback, "");
+    EXPECT_EQ(ab.candidate.repository->bench.size(), 2u);
+}
+
+TEST_F(TwoSidedAbTest, AFallbackTimesEveryRoundInSeparateProcessesAndKeepsTheReason) {
+    std::vector<std::string> kinds;
+    m_runner.bench = [&](const platform::process_request& r) {
+        if (!env_in(r, "KLOOP_BENCH_SIDES").empty()) {
+            kinds.push_back("sides");
+            return scripted{0, "{\"fallback\": \"importing side 'candidate' started 1 thread(s)\"}\n", ""};
+        }
+        kinds.push_back(read_file(r.cwd / "ops" / "kernel.py") == "base\n" ? "B" : "C");
+        return kinds.back() == "B" ? scripted{0, bench_json(2.0, 10.0), ""} : scripted{0, bench_json(1.0, 5.0), ""};
+    };
+    const auto ab = compare();
+    EXPECT_TRUE(ab.ok) << ab.reason;
+    EXPECT_EQ(kinds, (std::vector<std::string>{"sides", "B", "C", "C", "B"}));
+    EXPECT_NE(ab.candidate.repository->ab_timing.find("separate processes"), std::string::npos);
+    EXPECT_NE(ab.candidate.repository->ab_timing_fallback.find("started 1 thread"), std::string::npos);
+    EXPECT_EQ(ab.base.repository->bench.size(), 2u);
+}
+
+TEST_F(TwoSidedAbTest, AVoidRunRejectsTheCandidateAndAnErrorNamingTheBaseBlamesIt) {
+    m_runner.bench = [](const platform::process_request&) {
+        return scripted{3, "{\"error\": \"side 'base': 'k.f' was rebound during a warm-up call of side 'candidate'\", \"void\": true}\n", ""};
+    };
+    auto ab = compare();
+    EXPECT_FALSE(ab.ok);
+    EXPECT_NE(ab.reason.find("the candidate's bench failed: the A/B is void"), std::string::npos) << ab.reason;
+    m_runner.bench = [](const platform::process_request&) {
+        return scripted{2, "{\"error\": \"side 'base': importing ops failed\"}\n", ""};
+    };
+    ab = compare();
+    EXPECT_FALSE(ab.ok);
+    EXPECT_NE(ab.reason.find("the base's bench failed"), std::string::npos) << ab.reason;
+    m_runner.bench = [](const platform::process_request&) { return scripted{0, "{\"sides\": {\"base\": {\"shapes\": [{\"name\": \"small\", \"samples_ms\": [1]}, {\"name\": "
+                        "\"big\", \"samples_ms\": [1]}]}}}\n", ""};
+    };
+    ab = compare();
+    EXPECT_FALSE(ab.ok);
+    EXPECT_NE(ab.reason.find("side 'candidate' is missing"), std::string::npos) << ab.reason;
+}
+
+class GateReuseTest : public BlackboxEvaluationTest {
+protected:
+    int m_gates = 0;
+
+    void SetUp() override {
+        BlackboxEvaluationTest::SetUp();
+        m_runner.gate = [&](const platform::process_request&) {
+            ++m_gates;
+            return scripted{0, "....\n4 passed in 0.10s\n", "", 0, false, 12.5};
+        };
+    }
+
+    eval::evaluation gate_of(bool reuse, eval::evaluation_options o = {}) {
+        o.bench = false;
+        return backend::blackbox::evaluate(eval::evaluation_context{*m_spec, m_candidate, o, m_runner, m_dir.path() / "cache",
+                                                                    m_scratch, m_dir.path() / "state", reuse});
+    }
+};
+
+TEST_F(GateReuseTest, AGreenGateStandsInOnlyForTheSameBytesCommandAndEnvironment) {
+    auto ev = gate_of(false);  // runs, and stores the green gate
+    EXPECT_EQ(m_gates, 1);
+    EXPECT_FALSE(ev.repository->gate.front().reused);
+    ev = gate_of(true);  // the same inputs: reused
+    EXPECT_EQ(m_gates, 1);
+    ASSERT_TRUE(ev.repository->gate.front().reused);
+    EXPECT_TRUE(ev.gate.pass);
+    EXPECT_EQ(ev.status, eval::disposition::passed);
+    EXPECT_DOUBLE_EQ(ev.repository->gate.front().reused->wall_s, 12.5);
+    EXPECT_EQ(ev.repository->gate.front().summary.passed, 4);
+    EXPECT_FALSE(ev.repository->gate.front().run.argv.empty());
+
+    write_file_atomic(m_repo / "ops" / "helper.py", "x = 1\n");  // any repository file, not only a frozen one
+    (void)gate_of(true);
+    EXPECT_EQ(m_gates, 2);
+    (void)gate_of(true);  // stored again under the new bytes
+    EXPECT_EQ(m_gates, 2);
+    write_file_atomic(m_candidate, "candidate 2\n");
+    (void)gate_of(true);
+    EXPECT_EQ(m_gates, 3);
+    eval::evaluation_options o;
+    o.timeout_s = 77;  // a different timeout is a different gate
+    (void)gate_of(true, o);
+    EXPECT_EQ(m_gates, 4);
+}
+
+TEST_F(GateReuseTest, RedAndPartialGatesAreNeverReused) {
+    m_runner.gate = [&](const platform::process_request&) {
+        ++m_gates;
+        return scripted{1, "1 failed, 3 passed in 0.1s\n", ""};
+    };
+    (void)gate_of(false);
+    const auto ev = gate_of(true);
+    EXPECT_EQ(m_gates, 2);
+    EXPECT_FALSE(ev.gate.pass);
+    m_runner.gate = [&](const platform::process_request&) {
+        ++m_gates;
+        return scripted{0, "2 passed, 2 deselected in 0.1s\n", ""};
+    };
+    eval::evaluation_options o;
+    o.gate_k = "small";
+    (void)gate_of(false, o);
+    (void)gate_of(true, o);
+    EXPECT_EQ(m_gates, 4);
+}
+
+TEST(BenchOutputTest, TwoSidedOutputs) {
+    const std::vector<spec::blackbox_bench_shape> want = {{"bench", "a", 1}};
+    const auto ok = backend::blackbox::parse_sides_output(
+        "noise\n{\"sides\": {\"base\": {\"shapes\": [{\"name\": \"a\", \"samples_ms\": [2]}]}, \"candidate\": {\"shapes\": "
+        "[{\"name\": \"a\", \"samples_ms\": [1]}]}}, \"method\": \"interleaved\"}\n",
+        {"base", "candidate"}, want);
+    EXPECT_EQ(ok.what, backend::blackbox::sides_output::kind::sides);
+    EXPECT_EQ(ok.shapes.at("base").at(0).samples_s, (std::vector<double>{2e-3}));
+    EXPECT_EQ(ok.method, "interleaved");
+    const auto fb = backend::blackbox::parse_sides_output("{\"fallback\": \"why\"}", {"base", "candidate"}, want);
+    EXPECT_EQ(fb.what, backend::blackbox::sides_output::kind::fallback);
+    EXPECT_EQ(fb.message, "why");
+    const auto er = backend::blackbox::parse_sides_output("{\"error\": \"bad\", \"void\": true}", {"base"}, want);
+    EXPECT_TRUE(er.void_run);
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"{\"shapes\": []}", "no JSON line with \"sides\""},
+        {"{\"sides\": []}", "must be an object"},
+        {"{\"sides\": {\"base\": {\"shapes\": [{\"name\": \"a\", \"samples_ms\": [1]}]}}}", "side 'candidate' is missing"},
+        {"{\"sides\": {\"base\": {\"shapes\": []}, \"candidate\": {\"shapes\": []}}}", "side 'base': bench output: shape 'bench/a' is missing"},
+    };
+    for (const auto& [text, words] : bad) {
+        try {
+            (void)backend::blackbox::parse_sides_output(text, {"base", "candidate"}, want);
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(BenchOutputTest, ParsesTheLastJsonLine) {
     const std::vector<spec::blackbox_bench_shape> want = {{"bench", "a", 1}, {"fwd", "b", 2}};
     const auto got = backend::blackbox::parse_bench_output(

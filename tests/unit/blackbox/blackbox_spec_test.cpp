@@ -166,6 +166,39 @@ TEST_F(BlackboxSpecTest, Errors) {
     expect_error(edit("[gate]\n", ""), "repo.command", 9, "unknown field 'command'");  // the keys land in [repo]
 }
 
+TEST_F(BlackboxSpecTest, ARegistryBenchIsKloopsOwnModuleAndTimesBothSidesInOneProcess) {
+    write_file_atomic(m_root / "benchmarks" / "ops" / "registry.py", "x");
+    const std::string registry = "[bench]\nregistry = { op = \"chunk_gla\", modes = [\"fwd\"], python = \"python\" }\n"
+                                 "shapes = [\"fwd/B1_T8192_H96_D128\"]\n";
+    std::string text = edit("frozen = [\"tests/test_op.py\", \"ops/naive.py\"]",
+                            "frozen = [\"tests/test_op.py\", \"ops/naive.py\", \"benchmarks/ops/registry.py\"]");
+    text = text.substr(0, text.find("[bench]")) + registry;
+    const auto spec = parse(text);
+    const auto& bb = *spec.blackbox;
+    ASSERT_TRUE(bb.bench_registry);
+    EXPECT_EQ(bb.bench_registry->op, "chunk_gla");
+    EXPECT_EQ(bb.bench_registry->file, "benchmarks/ops/registry.py");
+    EXPECT_EQ(bb.bench.argv, (std::vector<std::string>{"python", "-m", "kloop_worker.fla_registry", "--op", "chunk_gla",
+                                                       "--registry", "benchmarks/ops/registry.py", "--modes", "fwd"}));
+    EXPECT_TRUE(bb.bench_sides);
+    EXPECT_FALSE(parse(text + "sides = false\n").blackbox->bench_sides);
+    EXPECT_FALSE(parse(base_spec).blackbox->bench_sides);  // a command bench: separate processes unless it says so
+    EXPECT_TRUE(parse(std::string(base_spec) + "sides = true\n").blackbox->bench_sides);
+
+    expect_error(text + "command = [\"python3\", \"bench.py\"]\n", "bench.command", 17, "either 'command' or 'registry'");
+    expect_error(text + "sides = 1\n", "bench.sides", 17, "true or false");
+    const std::string unfrozen = std::string(base_spec).substr(0, std::string(base_spec).find("[bench]")) + registry;
+    expect_error(unfrozen, "bench.registry.file", 15, "list it in op.frozen");
+    std::string bad_mode = text;
+    const std::string modes_field = "modes = [\"fwd\"]";
+    bad_mode.replace(bad_mode.find(modes_field), modes_field.size(), "modes = [\"bwd\"]");
+    expect_error(bad_mode, "bench.registry.modes[0]", 15, "unknown mode 'bwd'");
+    std::string no_op = text;
+    const std::string op_field = "op = \"chunk_gla\", ";
+    no_op.replace(no_op.find(op_field), op_field.size(), "");
+    expect_error(no_op, "bench.registry.op", 15, "missing required field 'op'");
+}
+
 TEST_F(BlackboxSpecTest, FrozenFilesStayInsideTheRootThroughLinks) {
     fs::create_symlink("/etc/passwd", m_root / "tests" / "passwd_link.py");
     expect_error(edit("frozen = [\"tests/test_op.py\", \"ops/naive.py\"]", "frozen = [\"tests/passwd_link.py\"]"),

@@ -52,6 +52,34 @@ TEST_F(RepoCopyTest, CopiesTheTreeAndLeavesOutGitCachesAndWorkspaces) {
     EXPECT_FALSE(stats.skipped.empty());
 }
 
+TEST_F(RepoCopyTest, TheTreeDigestFollowsEveryCopiedByteAndOnlyThose) {
+    write_file_atomic(m_dir.path() / "cand.py", "candidate\n");
+    const fs::path cand = m_dir.path() / "cand.py";
+    const auto d0 = tree_digest(m_repo, {"data"}, "ops/kernel.py", cand);
+    EXPECT_EQ(d0.size(), 64u);
+    EXPECT_EQ(tree_digest(m_repo, {"data"}, "ops/kernel.py", cand), d0);
+    // What a copy leaves out does not count: .git, caches, workspaces, excluded paths; nor the
+    // target's own bytes (the candidate replaces them).
+    write_file_atomic(m_repo / ".git" / "HEAD", "ref: refs/heads/other\n");
+    write_file_atomic(m_repo / "profile" / "op-opt" / "OPT_LOG.md", "more log");
+    write_file_atomic(m_repo / "data" / "big.bin", "bigger");
+    write_file_atomic(m_repo / "ops" / "kernel.py", "v1\n");
+    EXPECT_EQ(tree_digest(m_repo, {"data"}, "ops/kernel.py", cand), d0);
+    // Everything else does.
+    write_file_atomic(m_repo / "tests" / "test_op.py", "test 2\n");
+    const auto d1 = tree_digest(m_repo, {"data"}, "ops/kernel.py", cand);
+    EXPECT_NE(d1, d0);
+    write_file_atomic(m_repo / "ops" / "new.py", "");
+    const auto d2 = tree_digest(m_repo, {"data"}, "ops/kernel.py", cand);
+    EXPECT_NE(d2, d1);
+    fs::remove(m_repo / "link.py");
+    fs::create_symlink("tests/test_op.py", m_repo / "link.py");
+    const auto d3 = tree_digest(m_repo, {"data"}, "ops/kernel.py", cand);
+    EXPECT_NE(d3, d2);
+    write_file_atomic(cand, "candidate 2\n");
+    EXPECT_NE(tree_digest(m_repo, {"data"}, "ops/kernel.py", cand), d3);
+}
+
 TEST_F(RepoCopyTest, PlacingACandidateWritesOnlyTheCopy) {
     (void)copy_repository(m_repo, m_dest, {});
     write_file_atomic(m_dir.path() / "cand.py", "candidate\n");

@@ -1,0 +1,130 @@
+"""Unit under test: kloop_worker.fla_registry — kloop's bench for an FLA-style op registry, one
+side and both sides of an A/B in one process (tests/fixtures/fla_like_repo, numpy only)."""
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON_DIR = os.path.dirname(HERE)
+SOURCE = os.path.dirname(PYTHON_DIR)
+REPO = os.path.join(SOURCE, "tests", "fixtures", "fla_like_repo")
+CANDIDATES = os.path.join(SOURCE, "tests", "fixtures", "fla_like_candidates")
+TARGET = os.path.join("flalike", "ops", "scale", "chunk.py")
+
+
+class FlaRegistryTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kloop-fla-registry-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+
+    def copy(self, name, candidate=None):
+        root = os.path.join(self.tmp, name)
+        shutil.copytree(REPO, root)
+        if candidate:
+            shutil.copy(os.path.join(CANDIDATES, candidate), os.path.join(root, TARGET))
+        return root
+
+    def bench(self, *args, cwd, sides=None, env=None):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("KLOOP_BENCH")}
+        e.update({"PYTHONPATH": PYTHON_DIR, "PYTHONDONTWRITEBYTECODE": "1", "KLOOP_BENCH_MIN_SAMPLES": "6",
+                  "KLOOP_BENCH_MIN_TIME_S": "0.02", "KLOOP_BENCH_MAX_TIME_S": "0.5", "FLA_BENCH_OP_WARMUP_ITERS": "2"})
+        if sides is not None:
+            e["KLOOP_BENCH_SIDES"] = json.dumps([{"name": n, "root": r} for n, r in sides])
+        e.update(env or {})
+        p = subprocess.run([sys.executable, "-m", "kloop_worker.fla_registry", "--op", "chunk_scale", *args], cwd=cwd,
+                           env=e, capture_output=True, text=True, timeout=120)
+        last = [line for line in p.stdout.splitlines() if line.startswith("{")]
+        return p.returncode, json.loads(last[-1]) if last else None, p.stderr
+
+    def medians(self, doc, side):
+        return {s["mode"] + "/" + s["name"]: statistics.median(s["samples_ms"]) for s in doc["sides"][side]["shapes"]}
+
+    def test_one_side_reports_every_shape_the_registry_allows(self):
+        root = self.copy("repo")
+        rc, doc, err = self.bench(cwd=root)
+        self.assertEqual(rc, 0, err)
+        # B1_T16_H2_D32 is left out by the op's dim_constraints (D in [8, 16]); skip_backward: fwd only.
+        self.assertEqual(sorted(s["mode"] + "/" + s["name"] for s in doc["shapes"]),
+                         ["fwd/B1_T64_H2_D16", "fwd/B2_T32_H4_D8"])
+        for s in doc["shapes"]:
+            self.assertGreaterEqual(len(s["samples_ms"]), 6)
+            self.assertTrue(all(x > 0 for x in s["samples_ms"]))
+
+    def test_describe_names_the_gate_and_the_package(self):
+        rc, doc, err = self.bench("--describe", cwd=self.copy("repo"))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(doc["test_file"], "tests/ops/test_scale.py")
+        self.assertEqual(doc["package_dir"], "flalike/ops/scale")
+        self.assertEqual(doc["modes"], ["fwd"])
+        self.assertEqual(doc["shapes"], ["B1_T64_H2_D16", "B2_T32_H4_D8"])
+
+    def test_kloop_bench_shapes_selects_and_an_unknown_shape_is_an_error(self):
+        root = self.copy("repo")
+        rc, doc, err = self.bench(cwd=root, env={"KLOOP_BENCH_SHAPES": "fwd/B2_T32_H4_D8"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([s["name"] for s in doc["shapes"]], ["B2_T32_H4_D8"])
+        rc, doc, _ = self.bench(cwd=root, env={"KLOOP_BENCH_SHAPES": "fwd/B1_T16_H2_D32"})
+        self.assertEqual(rc, 2)
+        self.assertIn("B1_T16_H2_D32", doc["error"])
+
+    def test_two_sides_in_one_process_each_run_their_own_copy(self):
+        base, cand = self.copy("base"), self.copy("cand", "slow.py")
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(doc["method"], "interleaved")
+        self.assertEqual(doc["order"], "ABBA per sample")
+        b, c = self.medians(doc, "base"), self.medians(doc, "candidate")
+        self.assertEqual(sorted(b), sorted(c))
+        for key in b:
+            # The candidate sleeps 3 ms per call; v0 takes well under a millisecond here.
+            self.assertGreater(c[key], 2.5, key)
+            self.assertLess(b[key], c[key] / 2, key)
+        n = {s["name"]: len(s["samples_ms"]) for s in doc["sides"]["base"]["shapes"]}
+        self.assertEqual(n, {s["name"]: len(s["samples_ms"]) for s in doc["sides"]["candidate"]["shapes"]})
+
+    def test_two_sides_from_one_root_each_import_their_own_modules(self):
+        root = self.copy("same")
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", root), ("candidate", root)])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(sorted(doc["sides"]), ["base", "candidate"])
+
+    def test_a_side_that_rebinds_the_other_sides_code_voids_the_run(self):
+        base, cand = self.copy("base"), self.copy("cand", "tamper_base.py")
+        rc, doc, _ = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
+        self.assertEqual(rc, 3)
+        self.assertTrue(doc["void"])
+        self.assertIn("side 'base'", doc["error"])
+        self.assertIn("chunk_scale", doc["error"])
+
+    def test_a_thread_started_at_import_falls_back_to_separate_processes(self):
+        base, cand = self.copy("base"), self.copy("cand", "thread_at_import.py")
+        rc, doc, _ = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
+        self.assertEqual(rc, 0)
+        self.assertIn("started 1 thread", doc["fallback"])
+
+    def test_a_second_side_that_does_not_import_falls_back(self):
+        base, cand = self.copy("base"), self.copy("cand", "broken_import.py")
+        rc, doc, _ = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
+        self.assertEqual(rc, 0)
+        self.assertIn("does not import", doc["fallback"])
+        # Alone (in its own process) the same side is an error of that side.
+        rc, doc, _ = self.bench(cwd=cand)
+        self.assertEqual(rc, 2)
+        self.assertIn("does not import", doc["error"])
+
+    def test_a_registry_that_differs_between_the_sides_is_refused(self):
+        base, cand = self.copy("base"), self.copy("cand")
+        with open(os.path.join(cand, "benchmarks", "ops", "registry.py"), "a") as f:
+            f.write("\n# changed\n")
+        rc, doc, _ = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
+        self.assertEqual(rc, 2)
+        self.assertIn("differs between the sides", doc["error"])
+
+
+if __name__ == "__main__":
+    unittest.main()
