@@ -9,6 +9,7 @@ packages=(
   python3 python3-numpy python3-pytest
   chromium zlib1g-dev
   clang-14 libclang-rt-14-dev
+  munge slurmctld slurmd slurm-client
 )
 missing=()
 for p in "${packages[@]}"; do

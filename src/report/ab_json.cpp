@@ -95,6 +95,8 @@ json to_json(const eval::ab_evaluation& ab) {
             {"evict_bytes", ab.evict_bytes},
             {"host_load", host_load_json(ab.host_load)},
             {"warnings", warnings_json(ab.warnings)},
+            {"device", ab.device},
+            {"device_host", ab.device_host},
             {"config", {{"min_effect", ab.config.min_effect},
                         {"resamples", ab.config.resamples},
                         {"confidence", ab.config.confidence},

@@ -66,6 +66,9 @@ json to_json(const noise_record& r) {
                  return l;
              }()},
             {"warnings", warnings_json(r.warnings)},
+            {"engine", r.engine},
+            {"run_devices", r.run_devices},
+            {"slurm_jobs", r.slurm_jobs},
             {"overall", {{"shape_verdicts", s.shape_verdicts},
                          {"false_verdicts", s.false_verdicts},
                          {"false_verdict_rate", s.false_verdict_rate()},
@@ -101,6 +104,7 @@ std::string noise_run_line(int index, int runs, const eval::ab_evaluation& r) {
         out += std::string(" ") + mark;
     }
     if (!r.ok) out += " | " + r.reason;
+    if (!r.device.empty()) out += " | on " + r.device + (r.device_host.empty() ? "" : " (" + r.device_host + ")");
     return out + "\n";
 }
 

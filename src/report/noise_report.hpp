@@ -37,6 +37,10 @@ struct noise_record {
     platform::host_load_report host_load;
     int busy_runs = 0;
     std::vector<measure::sample_warning> warnings;
+    // Where each run ran (`--devices`, `--slurm`): "GPU-…", "GPU-… on node7"; empty when unbound.
+    std::vector<std::string> run_devices;
+    std::string engine = "local";          // "local" | "slurm"
+    std::vector<std::string> slurm_jobs;   // the Slurm job ids, with --slurm
 };
 
 [[nodiscard]] nlohmann::json to_json(const noise_record& r);

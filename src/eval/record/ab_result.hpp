@@ -66,6 +66,10 @@ struct ab_evaluation {
     std::uint64_t evict_bytes = 0;
     platform::host_load_report host_load;  // other work on the machine while it timed
     std::vector<measure::sample_warning> warnings;  // of the whole timing ("busy_machine")
+    // The device slot it ran on when evaluations were spread over devices (`--devices`, `--slurm`):
+    // a GPU's UUID or index as CUDA_VISIBLE_DEVICES had it, and the host under Slurm; "" = unbound.
+    std::string device;
+    std::string device_host;
 };
 
 // A pair's result before anything ran: the op, both labels and the A/B settings.
