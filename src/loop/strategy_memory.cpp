@@ -1,15 +1,14 @@
 // kloop loop: strategy memory in SQLite (see strategy_memory.hpp).
 #include "loop/strategy_memory.hpp"
 
-#include <chrono>
 #include <map>
 #include <set>
 #include <sqlite3.h>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "loop/memory_database.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 
@@ -67,24 +66,7 @@ private:
 fs::path default_memory_path() { return platform::kloop_home() / "memory.sqlite"; }
 
 strategy_memory::strategy_memory(fs::path db) : m_path(std::move(db)) {
-    platform::ensure_directory(fs::absolute(m_path).parent_path());
-    if (sqlite3_open_v2(m_path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
-        std::string why = m_db ? sqlite3_errmsg(m_db) : "out of memory";
-        sqlite3_close(m_db);
-        m_db = nullptr;
-        throw usage_error(fmt::format("cannot open the strategy memory '{}': {}", m_path.string(), why));
-    }
-    sqlite3_busy_timeout(m_db, 30000);
-    // Switching to WAL needs a moment of exclusive access; retry while another process holds it.
-    for (int attempt = 0;; ++attempt) {
-        char* msg = nullptr;
-        const int rc = sqlite3_exec(m_db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, &msg);
-        sqlite3_free(msg);
-        if (rc == SQLITE_OK) break;
-        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || attempt > 300) break;  // rollback journal still works
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    exec("PRAGMA synchronous=NORMAL;");
+    m_db = open_memory_database(m_path);
     exec("BEGIN IMMEDIATE;");
     try {
         exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);");
@@ -109,9 +91,7 @@ strategy_memory::strategy_memory(fs::path db) : m_path(std::move(db)) {
         }
         exec("COMMIT;");
     } catch (...) {
-        sqlite3_exec(m_db, "ROLLBACK;", nullptr, nullptr, nullptr);
-        sqlite3_close(m_db);
-        m_db = nullptr;
+        abandon_memory_database(m_db);
         throw;
     }
 }
@@ -120,14 +100,7 @@ strategy_memory::~strategy_memory() {
     if (m_db != nullptr) sqlite3_close(m_db);
 }
 
-void strategy_memory::exec(const char* sql) {
-    char* msg = nullptr;
-    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
-        std::string why = msg ? msg : sqlite3_errmsg(m_db);
-        sqlite3_free(msg);
-        throw usage_error(fmt::format("strategy memory '{}': {} (while running '{}')", m_path.string(), why, sql));
-    }
-}
+void strategy_memory::exec(const char* sql) { exec_memory_sql(m_db, m_path, sql); }
 
 void strategy_memory::record(const memory_row& row) {
     exec("BEGIN IMMEDIATE;");

@@ -1,13 +1,12 @@
 // kloop loop: tune memory in SQLite (see tune_memory.hpp).
 #include "loop/tune_memory.hpp"
 
-#include <chrono>
 #include <sqlite3.h>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "loop/memory_database.hpp"
 #include "platform/file_io.hpp"
 
 namespace kloop::loop {
@@ -15,23 +14,8 @@ namespace kloop::loop {
 namespace fs = std::filesystem;
 
 tune_memory::tune_memory(fs::path db) : m_path(std::move(db)) {
-    platform::ensure_directory(fs::absolute(m_path).parent_path());
-    if (sqlite3_open_v2(m_path.c_str(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                        nullptr) != SQLITE_OK) {
-        std::string why = m_db ? sqlite3_errmsg(m_db) : "out of memory";
-        sqlite3_close(m_db);
-        m_db = nullptr;
-        throw usage_error(fmt::format("cannot open the strategy memory '{}' for the tune points: {}", m_path.string(), why));
-    }
-    sqlite3_busy_timeout(m_db, 30000);
-    // WAL needs a moment of exclusive access to switch on; another process may hold it.
-    for (int attempt = 0; attempt <= 300; ++attempt) {
-        const int rc = sqlite3_exec(m_db, "PRAGMA journal_mode=WAL;", nullptr, nullptr, nullptr);
-        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    m_db = open_memory_database(m_path, " for the tune points");
     try {
-        exec("PRAGMA synchronous=NORMAL;");
         exec("BEGIN IMMEDIATE;");
         exec("CREATE TABLE IF NOT EXISTS tune_points("
              " tune_id TEXT NOT NULL, point INTEGER NOT NULL, run_id TEXT NOT NULL, iteration INTEGER NOT NULL,"
@@ -42,9 +26,7 @@ tune_memory::tune_memory(fs::path db) : m_path(std::move(db)) {
         exec("CREATE INDEX IF NOT EXISTS tune_points_by_key ON tune_points(op, backend, device, shape_set);");
         exec("COMMIT;");
     } catch (...) {
-        sqlite3_exec(m_db, "ROLLBACK;", nullptr, nullptr, nullptr);
-        sqlite3_close(m_db);
-        m_db = nullptr;
+        abandon_memory_database(m_db);
         throw;
     }
 }
@@ -53,14 +35,7 @@ tune_memory::~tune_memory() {
     if (m_db != nullptr) sqlite3_close(m_db);
 }
 
-void tune_memory::exec(const char* sql) {
-    char* msg = nullptr;
-    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
-        std::string why = msg ? msg : sqlite3_errmsg(m_db);
-        sqlite3_free(msg);
-        throw usage_error(fmt::format("strategy memory '{}': {} (while running '{}')", m_path.string(), why, sql));
-    }
-}
+void tune_memory::exec(const char* sql) { exec_memory_sql(m_db, m_path, sql); }
 
 void tune_memory::record(const tune_point_row& row) {
     exec("BEGIN IMMEDIATE;");
