@@ -113,7 +113,7 @@ protected:
         add_require_quiet_option(sub, m_cfg.require_quiet, "exit 2 after the report");
         sub.add_option("--devices", m_cfg.devices,
                        "Spread the runs over GPUs, one run per GPU at a time: all, N (the first N), or a list of "
-                       "UUIDs or indices (default 1: as today)")
+                       "UUIDs or indices (default 1: one slot, no binding)")
             ->capture_default_str();
         sub.add_option("--slurm", m_cfg.slurm_dir,
                        "Run each run as a task of a Slurm job array (one GPU each); DIR, shared with the compute "
