@@ -177,6 +177,19 @@ TEST_F(BlackboxTest, LoopInitIterateBestReport) {
     EXPECT_TRUE(fs::exists(ws / "final_summary.md"));
 }
 
+TEST_F(BlackboxTest, ARedBaselineLeavesTheRepositoryAsItWas) {
+    const fs::path kernel = m_repo / "ops" / "kernel.py";
+    fs::copy_file(candidates_dir / "wrong.py", kernel, fs::copy_options::overwrite_existing);
+    const auto before = tree_hashes(m_repo);
+    const auto r = run({"init", m_repo.string(), "--candidate", kernel.string(), "--max-iterations", "2"});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    // .gitignore was written before v0 ran (so v0's stored gate is of the loop's repository) and
+    // is taken back with the rest.
+    EXPECT_FALSE(fs::exists(m_repo / ".gitignore"));
+    EXPECT_FALSE(fs::exists(m_repo / "profile" / "softplus-opt"));
+    EXPECT_EQ(tree_hashes(m_repo), before);
+}
+
 TEST_F(BlackboxTest, EditedFrozenTestFileViolatesTheContract) {
     const std::string kernel = (m_repo / "ops" / "kernel.py").string();
     auto r = run({"init", m_repo.string(), "--candidate", kernel, "--max-iterations", "2"});
