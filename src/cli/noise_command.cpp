@@ -66,8 +66,9 @@ struct noise_config {
 };
 
 // The noise command line without what only the whole measurement takes: what a `kloop compare`
-// of one run takes from it (the timing and verdict options).
-std::vector<std::string> per_run_options(const std::vector<std::string>& argv) {
+// of one run takes from it (the timing and verdict options). `op_dir` is the positional argument
+// as given (its first occurrence after the verb is dropped).
+std::vector<std::string> per_run_options(const std::vector<std::string>& argv, const std::string& op_dir) {
     static const std::vector<std::string> with_value = {"--candidate", "--runs",          "--json-out",  "--keep",
                                                         "--devices",   "--slurm",         "--slurm-gres", "--slurm-partition",
                                                         "--slurm-time", "--slurm-arg"};
@@ -75,18 +76,17 @@ std::vector<std::string> per_run_options(const std::vector<std::string>& argv) {
     std::vector<std::string> out;
     std::size_t i = 0;
     while (i < argv.size() && argv[i] != "noise") ++i;
-    bool positional_seen = false;
+    bool op_dir_seen = false;
     for (++i; i < argv.size(); ++i) {
         const std::string& a = argv[i];
         const std::string name = a.substr(0, a.find('='));
+        if (!op_dir_seen && a == op_dir) {
+            op_dir_seen = true;
+            continue;
+        }
         if (std::find(flags.begin(), flags.end(), a) != flags.end()) continue;
         if (std::find(with_value.begin(), with_value.end(), name) != with_value.end()) {
             if (name == a) ++i;  // "--runs 4": skip the value too
-            continue;
-        }
-        if (a.rfind("-", 0) != 0 && !positional_seen && (out.empty() || out.back().rfind("--", 0) != 0 ||
-                                                          out.back().find('=') != std::string::npos)) {
-            positional_seen = true;  // the op directory
             continue;
         }
         out.push_back(a);
@@ -240,7 +240,7 @@ protected:
         auto& c = m_cfg;
         if (c.devices != "1") throw usage_error("options --slurm and --devices exclude each other: Slurm places the runs");
         c.slurm.state_dir = fs::absolute(c.slurm_dir);
-        const auto forwarded = per_run_options(inv.argv);
+        const auto forwarded = per_run_options(inv.argv, c.op_dir);
         std::vector<platform::slurm_task> tasks;
         for (int i = 0; i < c.runs; ++i) {
             platform::slurm_task t;

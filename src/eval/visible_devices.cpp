@@ -28,7 +28,9 @@ std::vector<std::string> comma_list(const std::string& text) {
     return out;
 }
 
-bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+bool all_digits(const std::string& s) {
+    return !s.empty() && s.size() <= 4 && s.find_first_not_of("0123456789") == std::string::npos;
+}
 
 // The GPUs there are: $KLOOP_DEVICES, else the CUDA runner's probe (UUIDs).
 std::vector<std::string> discovered(platform::command_runner_base& commands) {
