@@ -14,17 +14,11 @@ namespace kloop::eval {
 
 namespace {
 
+// The non-empty fields of a comma list, trimmed.
 std::vector<std::string> comma_list(const std::string& text) {
     std::vector<std::string> out;
-    std::string cur;
-    for (char c : text + ",") {
-        if (c != ',') {
-            if (c != ' ') cur += c;
-            continue;
-        }
-        if (!cur.empty()) out.push_back(cur);
-        cur.clear();
-    }
+    for (auto& f : split_fields(text, ','))
+        if (!f.empty()) out.push_back(std::move(f));
     return out;
 }
 

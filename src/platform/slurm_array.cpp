@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "platform/file_io.hpp"
 
 namespace kloop::platform {
@@ -18,11 +19,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-    return s;
-}
 
 std::string read_if_exists(const fs::path& p) {
     std::ifstream in(p);

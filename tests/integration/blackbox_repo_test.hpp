@@ -102,14 +102,7 @@ protected:
         req.timeout_s = 300;
         req.max_capture_bytes = 64 << 20;
         kloop::platform::posix_command_runner runner;
-        const auto r = runner.run(req);
-        kloop_run k;
-        k.exit_code = r.started && r.term_signal == 0 && !r.timed_out ? r.exit_code : -1;
-        k.out = r.stdout_text;
-        k.err = r.stderr_text;
-        k.record = nlohmann::json::parse(k.out, nullptr, false);
-        if (k.record.is_discarded()) k.record = nullptr;
-        return k;
+        return to_kloop_run(runner.run(req));
     }
 
     kloop_run verify(const std::string& candidate, std::vector<std::string> extra = {},

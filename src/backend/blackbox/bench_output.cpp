@@ -13,9 +13,6 @@ namespace kloop::backend::blackbox {
 
 using nlohmann::json;
 
-namespace {
-
-// The last line of `text` that is a JSON object holding one of `keys`.
 std::optional<json> last_json_line(const std::string& text, std::initializer_list<const char*> keys) {
     std::size_t end = text.size();
     while (end > 0) {
@@ -33,6 +30,8 @@ std::optional<json> last_json_line(const std::string& text, std::initializer_lis
     }
     return std::nullopt;
 }
+
+namespace {
 
 std::vector<bench_output_shape> parse_shapes(const json& doc, const std::vector<spec::blackbox_bench_shape>& expected) {
     const json& shapes = doc.at("shapes");

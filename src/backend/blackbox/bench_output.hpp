@@ -10,10 +10,13 @@
 // finite and > 0.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "spec/op_spec.hpp"
 
@@ -32,6 +35,9 @@ struct bench_output_shape {
 // non-positive samples, no JSON line).
 [[nodiscard]] std::vector<bench_output_shape> parse_bench_output(const std::string& stdout_text,
                                                                  const std::vector<spec::blackbox_bench_shape>& expected);
+
+// The last line of `text` that is a JSON object holding one of `keys`, parsed.
+[[nodiscard]] std::optional<nlohmann::json> last_json_line(const std::string& text, std::initializer_list<const char*> keys);
 
 struct sides_output {
     enum class kind { sides, fallback, error };

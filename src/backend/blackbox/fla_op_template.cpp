@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/blackbox/bench_output.hpp"
 #include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
 
@@ -46,17 +47,7 @@ fla_op_facts describe_fla_op(const fs::path& repo, const std::string& op, const 
     req.timeout_s = 300;
     const auto r = commands.run(req);
     if (!r.started) throw usage_error(fmt::format("option --python: cannot run '{}': {}", python, r.spawn_error));
-    json doc;
-    for (std::size_t end = r.stdout_text.size(); end > 0;) {
-        std::size_t start = r.stdout_text.rfind('\n', end - 1);
-        start = start == std::string::npos ? 0 : start + 1;
-        auto j = json::parse(r.stdout_text.substr(start, end - start), nullptr, false);
-        if (!j.is_discarded() && j.is_object()) {
-            doc = std::move(j);
-            break;
-        }
-        end = start == 0 ? 0 : start - 1;
-    }
+    const json doc = last_json_line(r.stdout_text, {"error", "test_file"}).value_or(json::object());
     if (doc.contains("error"))
         throw usage_error(fmt::format("the registry of '{}' cannot describe op '{}': {}", repo.string(), op,
                                       doc.at("error").get<std::string>()));
