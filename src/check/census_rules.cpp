@@ -191,25 +191,59 @@ census_verdict check_kernel_launched(const std::vector<census_call>& calls) {
     return v;
 }
 
-census_verdict check_vendor_kernels(const std::vector<census_call>& calls) {
+namespace {
+
+constexpr const char* k_aten_library = "PyTorch ATen";
+
+double kernel_seconds(const census_kernel& k) {
+    if (k.duration_s > 0) return k.duration_s;
+    return k.end_s > k.start_s ? k.end_s - k.start_s : 0;
+}
+
+}  // namespace
+
+census_verdict check_vendor_kernels(const std::vector<census_call>& calls, double aten_glue_share) {
     census_verdict v{"census_vendor_kernels", census_status::pass, ""};
-    std::map<std::string, std::string> vendor, suspicious;  // name → library
-    std::string first_vendor_call;
+    std::map<std::string, std::string> vendor, suspicious, glue;  // name → library
+    std::string first_vendor_call, over_share;
+    double worst_glue = 0;
+    std::string worst_glue_call;
     std::set<std::string> names;
     std::uint64_t dropped = 0;
     for (const auto& c : calls) {
         if (!c.available) continue;
         dropped += c.dropped;
+        // ATen kernels of this call: glue while their time stays within the spec's share of the
+        // call's kernel time (a call whose durations are unknown counts as all ATen).
+        std::map<std::string, std::string> aten;
+        double total_s = 0, aten_s = 0;
         for (const auto& k : c.kernels) {
             names.insert(short_name(k));
+            total_s += kernel_seconds(k);
             std::string lib;
             const auto m = match_vendor_kernel(k.name, lib);
-            if (m == vendor_match::vendor) {
+            if (m == vendor_match::vendor && lib == k_aten_library && aten_glue_share > 0) {
+                aten_s += kernel_seconds(k);
+                aten.emplace(short_name(k), lib);
+            } else if (m == vendor_match::vendor) {
                 if (vendor.empty()) first_vendor_call = c.label;
                 vendor.emplace(short_name(k), lib);
             } else if (m == vendor_match::suspicious) {
                 suspicious.emplace(short_name(k), lib);
             }
+        }
+        if (aten.empty()) continue;
+        const double share = total_s > 0 ? aten_s / total_s : 1.0;
+        if (share > aten_glue_share) {
+            if (vendor.empty()) first_vendor_call = c.label;
+            if (over_share.empty())
+                over_share = fmt::format("; PyTorch ATen kernels took {:.1f} % of the kernel time of {}, more than the "
+                                         "spec's [python] aten_glue_share ({:.1f} %)",
+                                         share * 100, c.label, aten_glue_share * 100);
+            vendor.merge(aten);
+        } else {
+            if (share >= worst_glue) worst_glue = share, worst_glue_call = c.label;
+            glue.merge(aten);
         }
     }
     auto list = [](const std::map<std::string, std::string>& m) {
@@ -219,10 +253,16 @@ census_verdict check_vendor_kernels(const std::vector<census_call>& calls) {
     };
     if (!vendor.empty()) {
         v.status = census_status::fail;
-        v.detail = "vendor-library kernels launched (delegation), first in " + first_vendor_call + ": " + list(vendor);
+        v.detail = "vendor-library kernels launched (delegation), first in " + first_vendor_call + ": " + list(vendor) +
+                   over_share;
     } else if (!suspicious.empty()) {
         v.status = census_status::warn;
         v.detail = "kernel names shaped like a vendor library's: " + list(suspicious);
+    } else if (!glue.empty()) {
+        v.status = census_status::warn;
+        v.detail = fmt::format("PyTorch ATen glue within the spec's [python] aten_glue_share ({:.1f} %): at most "
+                               "{:.1f} % of a call's kernel time (in {}): {}",
+                               aten_glue_share * 100, worst_glue * 100, worst_glue_call, list(glue));
     } else {
         v.detail = fmt::format("{} distinct kernels, none from a vendor library", names.size());
     }
@@ -344,7 +384,7 @@ census_verdict check_time_vs_event(const std::vector<census_call>& calls) {
     return v;
 }
 
-std::vector<census_verdict> judge_census(const std::vector<census_call>& calls) {
+std::vector<census_verdict> judge_census(const std::vector<census_call>& calls, double aten_glue_share) {
     const char* names[] = {"census_kernel_launched", "census_vendor_kernels", "census_kernel_set_stable",
                            "census_time_vs_event"};
     std::vector<census_verdict> out;
@@ -362,7 +402,7 @@ std::vector<census_verdict> judge_census(const std::vector<census_call>& calls) 
         return out;
     }
     out.push_back(check_kernel_launched(calls));
-    out.push_back(check_vendor_kernels(calls));
+    out.push_back(check_vendor_kernels(calls, aten_glue_share));
     out.push_back(check_kernel_set_stable(calls));
     out.push_back(check_time_vs_event(calls));
     return out;

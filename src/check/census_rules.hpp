@@ -85,12 +85,16 @@ inline constexpr double k_census_time_per_kernel_s = 1.5e-6;  // gap between bac
 inline constexpr double k_census_span_fail_ratio = 2.0;     // span > 2 x event (+ floor) → fail
 
 [[nodiscard]] census_verdict check_kernel_launched(const std::vector<census_call>& calls);
-[[nodiscard]] census_verdict check_vendor_kernels(const std::vector<census_call>& calls);
+// PyTorch ATen kernels count as glue, not delegation, while in every call their time stays
+// within `aten_glue_share` of the call's kernel time ([python] aten_glue_share; 0: never): the
+// check then warns and lists them. Other vendor kernels always fail.
+[[nodiscard]] census_verdict check_vendor_kernels(const std::vector<census_call>& calls, double aten_glue_share = 0);
 [[nodiscard]] census_verdict check_kernel_set_stable(const std::vector<census_call>& calls);
 [[nodiscard]] census_verdict check_time_vs_event(const std::vector<census_call>& calls);
 
 // The four checks above, in that order. With no calls at all (a CPU candidate) every one is
 // skipped; when CUPTI was unavailable on every call they warn (nothing was cross-checked).
-[[nodiscard]] std::vector<census_verdict> judge_census(const std::vector<census_call>& calls);
+[[nodiscard]] std::vector<census_verdict> judge_census(const std::vector<census_call>& calls,
+                                                     double aten_glue_share = 0);
 
 }  // namespace kloop::check

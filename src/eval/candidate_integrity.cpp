@@ -66,7 +66,7 @@ std::vector<integrity_check> judge_gate_census(const gate_census& census, const 
                 call.event_is_proxy = true;
             }
     std::vector<integrity_check> out;
-    for (auto& v : check::judge_census(calls)) out.push_back({v.name, status_of(v.status), std::move(v.detail)});
+    for (auto& v : check::judge_census(calls, census.aten_glue_share)) out.push_back({v.name, status_of(v.status), std::move(v.detail)});
     return out;
 }
 

@@ -309,6 +309,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     ev.isolation = session_isolation(gate_session.events);
     integrity_check timer_check{"timer_cross_check", check_status::skipped, "bench not run"};
     ev.census = gather_gate_census(gate_job, gate_session.events);
+    ev.census.aten_glue_share = ctx.spec.python.aten_glue_share;
 
     // Candidate-level integrity checks: what the built artefact is (the backend's own check:
     // imported symbols of a shared object, the source screen of a Python module) and which

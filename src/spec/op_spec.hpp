@@ -127,6 +127,8 @@ struct python_settings {
     std::string interpreter;               // "" = $KLOOP_PYTHON, else "python3"; $KLOOP_PYTHON wins over it
     std::string device = "auto";           // "auto" | "cpu" (numpy arrays) | "cuda" (torch tensors on the GPU)
     bool allow_tf32 = false;               // TF32 matmuls for reference and candidate alike
+    double aten_glue_share = 0;            // PyTorch ATen kernels a checked call may launch, as a share of
+                                           // its kernel time, before census_vendor_kernels fails (0: none)
     int line = 0;                          // the [python] table's line (0: absent)
 };
 

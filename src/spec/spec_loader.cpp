@@ -672,7 +672,7 @@ private:
             fail(line_of(*n), "python",
                  "[python] is only read with backend = \"python\" (this op's backend is '" + to_string(m_spec.backend) +
                      "'); remove it or set [op] backend = \"python\"");
-        check_keys(py, "python", {"interpreter", "device", "allow_tf32"});
+        check_keys(py, "python", {"interpreter", "device", "allow_tf32", "aten_glue_share"});
         if (auto interp = optional_string(py, "python", "interpreter")) {
             if (interp->empty()) fail(line_of(*find(py, "interpreter")), "python.interpreter", "must not be empty");
             m_spec.python.interpreter = *interp;
@@ -687,6 +687,13 @@ private:
         if (const toml::node* t = find(py, "allow_tf32")) {
             if (!t->is_boolean()) fail(line_of(*t), "python.allow_tf32", "must be true or false, got " + type_name(*t));
             m_spec.python.allow_tf32 = t->as_boolean()->get();
+        }
+        if (const toml::node* t = find(py, "aten_glue_share")) {
+            const double v = read_number(*t, "python.aten_glue_share");
+            if (!(v >= 0 && v <= 0.5))
+                fail(line_of(*t), "python.aten_glue_share",
+                     "must lie in [0, 0.5] (a share of a call's kernel time), got " + format_number(v));
+            m_spec.python.aten_glue_share = v;
         }
     }
 

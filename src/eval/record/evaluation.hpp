@@ -153,6 +153,7 @@ struct environment_info {
 struct gate_census {
     std::vector<check::census_call> calls;
     std::uint64_t device_flush_bytes = 0;
+    double aten_glue_share = 0;  // the spec's [python] aten_glue_share (census_vendor_kernels)
 };
 
 struct evaluation {

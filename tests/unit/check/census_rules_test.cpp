@@ -186,3 +186,32 @@ TEST(CensusRulesTest, JsonRoundTripOfAKernel) {
     EXPECT_EQ(c.kernels[0].stream, 7u);
     EXPECT_FALSE(kc::census_call_from_json(json(), "l", "k").available);
 }
+
+// [python] aten_glue_share: ATen kernels that stay within the share of every call's kernel time
+// are glue (a warning that names them); one call over the share, or any other vendor kernel,
+// fails. Without the setting (0) any ATen kernel is delegation.
+TEST(CensusRulesTest, AtenGlueWithinTheSpecsShareOnlyWarns) {
+    const std::string fill =
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >"
+        "(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
+    const auto glue = make_call("bwd/a trial 0", "bwd/a", {{"chunk_bwd_kernel", 95e-6}, {fill, 5e-6}});
+    const auto heavy = make_call("bwd/b trial 0", "bwd/b", {{"chunk_bwd_kernel", 60e-6}, {fill, 40e-6}});
+
+    EXPECT_EQ(kc::check_vendor_kernels({glue}).status, kc::census_status::fail);  // no share: delegation
+    const auto within = kc::check_vendor_kernels({glue}, 0.10);
+    EXPECT_EQ(within.status, kc::census_status::warn) << within.detail;
+    EXPECT_NE(within.detail.find("5.0 %"), std::string::npos) << within.detail;
+    EXPECT_NE(within.detail.find("FillFunctor"), std::string::npos) << within.detail;
+
+    const auto over = kc::check_vendor_kernels({glue, heavy}, 0.10);
+    EXPECT_EQ(over.status, kc::census_status::fail) << over.detail;
+    EXPECT_NE(over.detail.find("40.0 % of the kernel time of bwd/b trial 0"), std::string::npos) << over.detail;
+
+    // The share never excuses another vendor's kernel, and unknown durations count as all ATen.
+    const auto cublas = make_call("fwd/a trial 0", "fwd/a", {{"nvjet_hsh_128x256_64x4_2x1_v_bz_coopA_TNT", 1e-6},
+                                                             {"my_kernel", 99e-6}});
+    EXPECT_EQ(kc::check_vendor_kernels({cublas}, 0.5).status, kc::census_status::fail);
+    const auto untimed = make_call("fwd/c trial 0", "fwd/c", {{"my_kernel", 0}, {fill, 0}});
+    EXPECT_EQ(kc::check_vendor_kernels({untimed}, 0.5).status, kc::census_status::fail);
+    EXPECT_EQ(kc::judge_census({glue}, 0.10)[1].status, kc::census_status::warn);
+}

@@ -635,3 +635,33 @@ TEST_F(SpecLoaderTest, NonAsciiOutsideStringsIsASyntaxErrorOnItsLine) {
     const auto joined = load(make_spec({{6, "description = \"\"\"a \\"}, {7, "  b \xc3\xb6\"\"\"\n[dims]"}}));
     EXPECT_EQ(joined.description, "a b \xc3\xb6");  // a line-ending backslash before ASCII text
 }
+
+// The native FLA examples: four modes (dense and varlen, fwd and bwd), FLA's registry shapes, and
+// the share of PyTorch glue kernels their v0 (FLA's wrappers) needs; a share out of [0, 0.5] is
+// refused naming the field.
+TEST(SpecLoaderExampleTest, LoadsTheFlaExamplesAndTheirAtenGlueShare) {
+    for (const char* name : {"fla-chunk-simple-gla", "fla-chunk-gla"}) {
+        const fs::path d = fs::path(KLOOP_TEST_SOURCE_DIR) / "examples" / name;
+        const op_spec s = load_op_spec(d);
+        EXPECT_DOUBLE_EQ(s.python.aten_glue_share, 0.15) << name;
+        ASSERT_EQ(s.modes.size(), 4u) << name;
+        EXPECT_EQ(s.modes[2].name, "fwd_varlen") << name;
+        int bench = 0;
+        for (const auto& sh : s.shapes) bench += sh.bench ? 1 : 0;
+        EXPECT_EQ(bench, 5) << name;
+
+        temp_dir t;
+        fs::copy(d / "ref.py", t.get_path() / "ref.py");
+        std::string text = read_file(d / "op.toml");
+        const std::string from = "aten_glue_share = 0.15";
+        text.replace(text.find(from), from.size(), "aten_glue_share = 0.9");
+        write_file(t.get_path() / "op.toml", text);
+        try {
+            (void)load_op_spec(t.get_path());
+            ADD_FAILURE() << name << ": a share of 0.9 was accepted";
+        } catch (const spec_error& e) {
+            EXPECT_EQ(e.get_field(), "python.aten_glue_share") << e.what();
+            EXPECT_NE(std::string(e.what()).find("[0, 0.5]"), std::string::npos) << e.what();
+        }
+    }
+}
