@@ -15,7 +15,13 @@ and how it is reported:
   ``"device_error": "bad return value: ..."``;
 * numeric flags changed by a call: ``"numeric_flags_changed": [{name, expected, actual}]`` in the
   call's facts (gate) or the bench result; the flags are restored before the next call;
-* the kernel census of each checked gate call (torch on CUDA): ``"census"``.
+* the kernel census of each checked gate call (torch on CUDA): ``"census"``, except a call
+  plan's first call in this worker, where Triton compiles and autotunes (an autotuner benchmarks
+  every config, with PyTorch kernels flushing the cache between runs): that call is checked like
+  any other but not censused, and where no censused call of its case follows it (a trial other
+  than the first, a held-out shape) the case re-runs it once on fresh buffers with the same
+  inputs, censused, its outputs held bit-identical to the first call's (``"deterministic"``).
+  The native runner has no first-call rule: nothing compiles or autotunes inside its calls.
 
 Where the candidate runs: by default in a candidate host, a separate process (candidate_host.py,
 remote_side.py), and every call is a request to it: ``invoke`` and ``time_call`` are the seam.
@@ -91,6 +97,7 @@ class Worker:
         self._prep_calls = 0
         self.candidate: Optional[Side] = None
         self.base: Optional[Side] = None
+        self._called_plans = set()  # call plans the candidate has had a gate call of
 
     # ---- loading --------------------------------------------------------------------------------
 
@@ -220,8 +227,10 @@ class Worker:
         cand = CallBuffers(plan, self.backend)
         cand.copy_inputs_from(ref)
         self.ev.write({"event": "stage", "id": c.id, "stage": "candidate"})
+        first = c.call not in self._called_plans  # JIT compilation and autotuning happen here
+        self._called_plans.add(c.call)
         t0 = time.perf_counter()
-        out = self.invoke(self.candidate, c.call, cand, census=True)
+        out = self.invoke(self.candidate, c.call, cand, census=not first)
         call_s = time.perf_counter() - t0
         if out.sticky:
             self._sticky_result("case_result", c.id, out)
@@ -262,8 +271,32 @@ class Worker:
                     result[key] = list(result.get(key, [])) + [dict(f, call="determinism") for f in found]
             if out_again.flags_changed and "numeric_flags_changed" not in result:
                 result["numeric_flags_changed"] = out_again.flags_changed
+        elif out.ok() and first:
+            candidate_s += self.census_rerun(c, plan, cand, result)
         result["candidate_s"] = candidate_s
         self.ev.write(result)
+
+    def census_rerun(self, c: GateCase, plan, cand: CallBuffers, result: Dict[str, Any]) -> float:
+        """The censused call of a case whose checked call was its plan's first: the same inputs on
+        fresh buffers, outputs bit-identical to the first call's. Returns the call's seconds."""
+        self.ev.write({"event": "stage", "id": c.id, "stage": "census_rerun"})
+        again = CallBuffers(plan, self.backend)
+        again.copy_inputs_from(cand)
+        t0 = time.perf_counter()
+        out = self.invoke(self.candidate, c.call, again, census=True)
+        spent = time.perf_counter() - t0
+        if out.sticky:
+            self._sticky_result("case_result", c.id, out)
+        if out.census is not None:
+            result["census"] = out.census
+        result["deterministic"] = bool(out.ok() and outputs_bitwise_equal(cand, again))
+        for key, found in (("red_zone_violations", again.find_red_zone_violations()),
+                           ("changed_inputs", again.find_changed_inputs())):
+            if found:
+                result[key] = list(result.get(key, [])) + [dict(f, call="census_rerun") for f in found]
+        if out.flags_changed and "numeric_flags_changed" not in result:
+            result["numeric_flags_changed"] = out.flags_changed
+        return spent
 
     # ---- bench ----------------------------------------------------------------------------------
     #

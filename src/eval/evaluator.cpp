@@ -93,6 +93,7 @@ gate_report interpret_gate(const runner::job& job, const runner_session& s, bool
             }
             r.outputs = verdict.outputs;
             r.call_s = facts.value("call_s", 0.0);
+            r.candidate_s = facts.value("candidate_s", r.call_s);
             if (facts.contains("deterministic")) r.deterministic = facts.at("deterministic").get<bool>();
         } else if (idx.started.count(c.id) != 0) {
             const auto stage = idx.last_stage.count(c.id) ? idx.last_stage.at(c.id) : std::string("candidate");
@@ -298,7 +299,7 @@ evaluation evaluate(const evaluation_context& ctx) {
     gate_job.reference_sha256 = ref_build.library_sha256;
     gate_job.candidate_device = cand_device;
     gate_job.reference_device = ref_device;
-    const auto gate_session = run_runner(be, gate_job, ctx.scratch_dir, ctx.options.timeout_s, ctx.commands, {},
+    const auto gate_session = run_runner(be, gate_job, ctx.scratch_dir, ctx.spec.runner_timeout_s(ctx.options.timeout_s), ctx.commands, {},
                                          ctx.options.max_output_bytes, ctx.options.max_memory_bytes,
                                          ctx.options.progress);
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
@@ -364,7 +365,7 @@ evaluation evaluate(const evaluation_context& ctx) {
         // Per item: the timed cap plus room for the host-side work around it (input generation,
         // checked samples with the reference and an element-wise comparison), which dominates on
         // large GPU shapes: ~tens of seconds per item for 128M-element tensors on the H200 host.
-        const double timeout = ctx.options.timeout_s +
+        const double timeout = ctx.spec.runner_timeout_s(ctx.options.timeout_s) +
                                static_cast<double>(bench_job.bench.size()) * (ctx.options.stop.max_time_s + 60.0);
         platform::host_load_sampler load;  // other work on the machine while it times
         const auto bench_session = run_runner(be, bench_job, ctx.scratch_dir, timeout, ctx.commands, {},

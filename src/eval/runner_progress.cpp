@@ -27,8 +27,9 @@ std::string step_of(runner::job_phase p) {
 // The stages a runner names (runner.cpp, ab_phase.cpp, the Python worker); any other word is
 // shown as "running", so a line cannot put text of its choosing on the user's terminal.
 std::string known_stage(const std::string& s) {
-    static constexpr std::array<std::string_view, 6> stages = {"reference",   "candidate", "same_address_recheck",
-                                                               "determinism", "warmup",    "timing"};
+    static constexpr std::array<std::string_view, 7> stages = {"reference", "candidate",    "same_address_recheck",
+                                                               "determinism", "census_rerun", "warmup",
+                                                               "timing"};
     return std::find(stages.begin(), stages.end(), s) != stages.end() ? s : std::string("running");
 }
 

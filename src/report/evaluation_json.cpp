@@ -57,6 +57,8 @@ json gate_json(const eval::gate_report& g) {
                       {"errors", o ? errors_json(o->metrics) : json(nullptr)},
                       {"reason", row_reason(o)}};
             if (c.deterministic) r["deterministic"] = *c.deterministic;
+            r["call_s"] = c.call_s;
+            r["candidate_s"] = c.candidate_s;
             return r;
         };
         if (c.outputs.empty()) cases.push_back(row(nullptr));

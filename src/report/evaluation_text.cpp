@@ -19,6 +19,22 @@ std::string build_line(const char* what, const eval::build_summary& b) {
 
 }  // namespace
 
+std::string slowest_case_line(const eval::gate_report& g) {
+    const eval::case_report* slowest = nullptr;
+    double total = 0;
+    for (const auto& c : g.cases) {
+        total += c.candidate_s;
+        if (slowest == nullptr || c.candidate_s > slowest->candidate_s) slowest = &c;
+    }
+    // Only where the candidate's own time matters: a slow first call (JIT compilation,
+    // autotuning) or a runner that ran out of time.
+    if (slowest == nullptr || (slowest->candidate_s < 1.0 && g.runner_failure.empty())) return "";
+    return fmt::format("  candidate time: {:.1f} s over {} cases; slowest {}/{} trial {}: {:.1f} s (its checked call "
+                       "{:.1f} s)\n",
+                       total, g.cases.size(), slowest->mode, slowest->shape, slowest->trial, slowest->candidate_s,
+                       slowest->call_s);
+}
+
 std::string environment_line(const eval::environment_info& env) {
     std::string git = env.git_available ? fmt::format("{}{}", short_commit(env.git_commit), env.git_dirty ? " dirty" : " clean")
                                         : std::string("not a git repository");
@@ -69,6 +85,7 @@ std::string to_text(const eval::evaluation& e) {
     out += fmt::format("gate: {}{} | {} cases, {} failed | seeds {} | {:.1f} s{}\n", g.pass ? "PASS" : "FAIL",
                        g.partial ? " (PARTIAL: --gate-k '" + g.gate_k + "', never promotable)" : "", g.cases.size(),
                        failed, seeds, g.wall_s, g.runner_failure.empty() ? "" : " | runner: " + g.runner_failure);
+    out += slowest_case_line(g);
     for (const auto& h : g.held_out) {  // drawn from the drawn seed: --seed replays them
         std::string what;
         for (const auto& [name, v] : h.dims) what += fmt::format("{}{}={}", what.empty() ? "" : " ", name, v);

@@ -1,6 +1,8 @@
 // kloop spec: look-ups on the op model and the backend names.
 #include "spec/op_spec.hpp"
 
+#include <algorithm>
+
 namespace kloop::spec {
 
 std::string to_string(backend_kind b) {
@@ -50,6 +52,10 @@ std::vector<const shape_spec*> op_spec::get_bench_shapes() const {
     for (const shape_spec& s : shapes)
         if (s.bench) out.push_back(&s);
     return out;
+}
+
+double op_spec::runner_timeout_s(double option_s) const {
+    return std::max(option_s, python.min_timeout_s.value_or(0.0));
 }
 
 }  // namespace kloop::spec

@@ -128,7 +128,10 @@ struct python_settings {
     std::string device = "auto";           // "auto" | "cpu" (numpy arrays) | "cuda" (torch tensors on the GPU)
     bool allow_tf32 = false;               // TF32 matmuls for reference and candidate alike
     double aten_glue_share = 0;            // PyTorch ATen kernels a checked call may launch, as a share of
-                                           // its kernel time, before census_vendor_kernels fails (0: none)
+                                           // its mode's kernel time, before census_vendor_kernels fails (0: none)
+    // The least wall-clock limit of a runner process, seconds: a candidate whose first calls compile
+    // and autotune (Triton) for minutes needs more than --timeout's default. The larger one applies.
+    std::optional<double> min_timeout_s;
     int line = 0;                          // the [python] table's line (0: absent)
 };
 
@@ -177,6 +180,9 @@ struct op_spec {
     [[nodiscard]] std::vector<const shape_spec*> get_bench_shapes() const;
     // A dim domain or a param domain is declared: the gate draws held-out shapes (spec/held_out).
     [[nodiscard]] bool has_domain() const;
+    // The wall-clock limit of a runner process given --timeout: the larger of it and [python]
+    // min_timeout.
+    [[nodiscard]] double runner_timeout_s(double option_s) const;
 };
 
 }  // namespace kloop::spec

@@ -672,7 +672,7 @@ private:
             fail(line_of(*n), "python",
                  "[python] is only read with backend = \"python\" (this op's backend is '" + to_string(m_spec.backend) +
                      "'); remove it or set [op] backend = \"python\"");
-        check_keys(py, "python", {"interpreter", "device", "allow_tf32", "aten_glue_share"});
+        check_keys(py, "python", {"interpreter", "device", "allow_tf32", "aten_glue_share", "min_timeout"});
         if (auto interp = optional_string(py, "python", "interpreter")) {
             if (interp->empty()) fail(line_of(*find(py, "interpreter")), "python.interpreter", "must not be empty");
             m_spec.python.interpreter = *interp;
@@ -692,8 +692,15 @@ private:
             const double v = read_number(*t, "python.aten_glue_share");
             if (!(v >= 0 && v <= 0.5))
                 fail(line_of(*t), "python.aten_glue_share",
-                     "must lie in [0, 0.5] (a share of a call's kernel time), got " + format_number(v));
+                     "must lie in [0, 0.5] (a share of a mode's kernel time), got " + format_number(v));
             m_spec.python.aten_glue_share = v;
+        }
+        if (const toml::node* t = find(py, "min_timeout")) {
+            const double v = read_number(*t, "python.min_timeout");
+            if (!(v > 0) || v > 1e6)  // as every time option of the command line
+                fail(line_of(*t), "python.min_timeout",
+                     "must be a positive number of seconds, at most 1000000, got " + format_number(v));
+            m_spec.python.min_timeout_s = v;
         }
     }
 

@@ -52,8 +52,9 @@ struct case_report {
     bool pass = false;
     std::string reason;                    // first failure, human readable; empty on pass
     std::vector<output_report> outputs;
-    std::optional<bool> deterministic;     // trial 0 only
-    double call_s = 0;
+    std::optional<bool> deterministic;     // trial 0, and a plan's first call (Python worker)
+    double call_s = 0;                     // the checked call's wall time (JIT and autotuning in a first call)
+    double candidate_s = 0;                // every candidate call of the case (rechecks, re-runs)
 };
 
 // A held-out call the gate drew (spec/held_out): its dims and params, so a reviewer sees what

@@ -644,6 +644,9 @@ TEST(SpecLoaderExampleTest, LoadsTheFlaExamplesAndTheirAtenGlueShare) {
         const fs::path d = fs::path(KLOOP_TEST_SOURCE_DIR) / "examples" / name;
         const op_spec s = load_op_spec(d);
         EXPECT_DOUBLE_EQ(s.python.aten_glue_share, 0.15) << name;
+        ASSERT_TRUE(s.python.min_timeout_s.has_value()) << name;  // FLA's autotuning needs minutes cold
+        EXPECT_DOUBLE_EQ(s.runner_timeout_s(120), *s.python.min_timeout_s) << name;
+        EXPECT_DOUBLE_EQ(s.runner_timeout_s(1e5), 1e5) << name;  // a longer --timeout wins
         ASSERT_EQ(s.modes.size(), 4u) << name;
         EXPECT_EQ(s.modes[2].name, "fwd_varlen") << name;
         int bench = 0;
@@ -663,5 +666,19 @@ TEST(SpecLoaderExampleTest, LoadsTheFlaExamplesAndTheirAtenGlueShare) {
             EXPECT_EQ(e.get_field(), "python.aten_glue_share") << e.what();
             EXPECT_NE(std::string(e.what()).find("[0, 0.5]"), std::string::npos) << e.what();
         }
+        text = read_file(d / "op.toml");
+        const auto at = text.find("min_timeout = ");
+        ASSERT_NE(at, std::string::npos) << name;
+        text.replace(at, text.find('\n', at) - at, "min_timeout = 0");
+        write_file(t.get_path() / "op.toml", text);
+        try {
+            (void)load_op_spec(t.get_path());
+            ADD_FAILURE() << name << ": a min_timeout of 0 was accepted";
+        } catch (const spec_error& e) {
+            EXPECT_EQ(e.get_field(), "python.min_timeout") << e.what();
+        }
     }
+    // Without it, --timeout is the limit.
+    const op_spec plain = load_op_spec(fs::path(KLOOP_TEST_SOURCE_DIR) / "examples" / "rmsnorm-triton");
+    EXPECT_DOUBLE_EQ(plain.runner_timeout_s(120), 120);
 }
