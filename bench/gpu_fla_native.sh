@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The native FLA examples (examples/fla-chunk-simple-gla, examples/fla-chunk-gla) on a GPU machine:
 # the references against torch autograd, then `kloop verify` of each example's v0 — FLA's own
-# kernels from fla-core — cold (empty Triton caches; without held-out shapes, so it fills the
-# caches of the gate and bench keys) and warm (the figure of docs/perf.md: held-out shapes drawn
+# kernels from fla-core — cold (empty Triton caches; the gate alone, without held-out shapes: it
+# fills the caches of the gate's keys, which cover the bench's) and warm (the figure of docs/perf.md: held-out shapes drawn
 # as usual, their first calls compiling and autotuning), and the gate of the broken candidate.
 # Each step is time-boxed; its output is STEP.txt (STEP.json for kloop's record) and its exit
 # status and wall time a line of steps.txt.
@@ -10,16 +10,16 @@
 #   bench/gpu_fla_native.sh KLOOP OUT_DIR [STEPS]     # fla-core importable (PYTHONPATH)
 #
 # STEPS (default all): ref sgla_cold sgla_warm gla_cold gla_warm broken cache_out
-#   cache_out: kloop's Python build cache (each candidate's Triton cache) as OUT_DIR/kloop-cache.tgz;
-#   with KLOOP_CACHE_TGZ=FILE set, that archive is unpacked into the cache first (a later machine
-#   starts warm).
+#   cache_out: kloop's Python build cache (each candidate's Triton cache) as OUT_DIR/kloop-cache.tgz.*
+#   (15 MiB parts); with KLOOP_CACHE_TGZ=PREFIX set, the parts PREFIX.* are unpacked into the cache
+#   first (a later machine starts warm).
 set -u
 k=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); out=$2
 steps=${3:-"ref sgla_cold sgla_warm gla_cold gla_warm broken cache_out"}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"; cd "$here"; mkdir -p "$out"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/kloop"
-if [ -n "${KLOOP_CACHE_TGZ:-}" ] && [ -f "$KLOOP_CACHE_TGZ" ]; then
-  mkdir -p "$cache" && tar -xzf "$KLOOP_CACHE_TGZ" -C "$cache" && echo "cache: unpacked $KLOOP_CACHE_TGZ" | tee -a "$out/steps.txt"
+if [ -n "${KLOOP_CACHE_TGZ:-}" ] && compgen -G "$KLOOP_CACHE_TGZ.*" > /dev/null; then
+  mkdir -p "$cache" && cat "$KLOOP_CACHE_TGZ".* | tar -xz -C "$cache" && echo "cache: unpacked $KLOOP_CACHE_TGZ.*" | tee -a "$out/steps.txt"
 fi
 run() {  # NAME TIMEBOX CMD...
   local name=$1 box=$2; shift 2
@@ -32,11 +32,11 @@ run() {  # NAME TIMEBOX CMD...
 s=examples/fla-chunk-simple-gla; g=examples/fla-chunk-gla
 for step in $steps; do case $step in
   ref)       run ref 240 python3 tests/examples/fla_reference_check.py ;;
-  sgla_cold) run sgla_cold 540 "$k" verify $s --candidate $s/versions/v0_fla.py --held-out 0 --json-out "$out/sgla_cold.json" ;;
+  sgla_cold) run sgla_cold 540 "$k" verify $s --candidate $s/versions/v0_fla.py --no-bench --held-out 0 --json-out "$out/sgla_cold.json" ;;
   sgla_warm) run sgla_warm 300 "$k" verify $s --candidate $s/versions/v0_fla.py --json-out "$out/sgla_warm.json" ;;
-  gla_cold)  run gla_cold 540 "$k" verify $g --candidate $g/versions/v0_fla.py --held-out 0 --json-out "$out/gla_cold.json" ;;
+  gla_cold)  run gla_cold 540 "$k" verify $g --candidate $g/versions/v0_fla.py --no-bench --held-out 0 --json-out "$out/gla_cold.json" ;;
   gla_warm)  run gla_warm 300 "$k" verify $g --candidate $g/versions/v0_fla.py --json-out "$out/gla_warm.json" ;;
   broken)    run sgla_unguarded 300 "$k" verify $s --candidate $s/broken/fla_chunk_bwd_unguarded.py --no-bench \
                  --mode bwd --mode bwd_varlen --json-out "$out/sgla_unguarded.json" ;;
-  cache_out) tar -czf "$out/kloop-cache.tgz" -C "$cache" python && du -sh "$out/kloop-cache.tgz" | tee -a "$out/steps.txt" ;;
+  cache_out) tar -cz -C "$cache" python | split -b 15M - "$out/kloop-cache.tgz." && du -ch "$out"/kloop-cache.tgz.* | tee -a "$out/steps.txt" ;;
 esac; done

@@ -128,6 +128,8 @@ std::string to_text(const eval::evaluation& e) {
                                    s.sm_clock_mhz_median.value_or(0.0), s.discarded_samples);
             if (!s.ok) out += fmt::format("        FAIL: {}\n", s.error);
         }
+    } else if (g.pass && e.status == eval::disposition::gate_failed) {
+        out += "bench: not run (an integrity check failed)\n";
     } else if (g.pass) {
         out += "bench: not run (--no-bench)\n";
     } else {
