@@ -255,48 +255,38 @@ class Worker:
             result["same_address_recheck"] = self.facts(out_same, cand, ref, ref_rc_same, ref_err_same)
 
             # Determinism: the same values on fresh buffers must give identical bits.
-            self.ev.write({"event": "stage", "id": c.id, "stage": "determinism"})
-            again = CallBuffers(plan, self.backend)
-            again.copy_inputs_from(cand)
-            t1 = time.perf_counter()
-            out_again = self.invoke(self.candidate, c.call, again)
-            candidate_s += time.perf_counter() - t1
-            if out_again.sticky:
-                self._sticky_result("case_result", c.id, out_again)
+            out_again, again, spent = self.rerun(c, plan, cand, result, "determinism", census=False)
+            candidate_s += spent
             result["deterministic"] = bool(out_same.ok() and out_again.ok() and outputs_bitwise_equal(cand, again))
-            # The re-run is a call like the others: damage done in it is the case's too.
-            for key, found in (("red_zone_violations", again.find_red_zone_violations()),
-                               ("changed_inputs", again.find_changed_inputs())):
-                if found:
-                    result[key] = list(result.get(key, [])) + [dict(f, call="determinism") for f in found]
-            if out_again.flags_changed and "numeric_flags_changed" not in result:
-                result["numeric_flags_changed"] = out_again.flags_changed
         elif out.ok() and first:
-            candidate_s += self.census_rerun(c, plan, cand, result)
+            # The censused call of a case whose checked call was its plan's first.
+            out_again, again, spent = self.rerun(c, plan, cand, result, "census_rerun", census=True)
+            candidate_s += spent
+            if out_again.census is not None:
+                result["census"] = out_again.census
+            result["deterministic"] = bool(out_again.ok() and outputs_bitwise_equal(cand, again))
         result["candidate_s"] = candidate_s
         self.ev.write(result)
 
-    def census_rerun(self, c: GateCase, plan, cand: CallBuffers, result: Dict[str, Any]) -> float:
-        """The censused call of a case whose checked call was its plan's first: the same inputs on
-        fresh buffers, outputs bit-identical to the first call's. Returns the call's seconds."""
-        self.ev.write({"event": "stage", "id": c.id, "stage": "census_rerun"})
+    def rerun(self, c: GateCase, plan, cand: CallBuffers, result: Dict[str, Any], stage: str, census: bool):
+        """The candidate once more on ``cand``'s inputs in fresh buffers (stage ``stage``): a call
+        like the others, so damage done in it and flags it changes are the case's too. Returns
+        (outcome, buffers, seconds)."""
+        self.ev.write({"event": "stage", "id": c.id, "stage": stage})
         again = CallBuffers(plan, self.backend)
         again.copy_inputs_from(cand)
         t0 = time.perf_counter()
-        out = self.invoke(self.candidate, c.call, again, census=True)
+        out = self.invoke(self.candidate, c.call, again, census=census)
         spent = time.perf_counter() - t0
         if out.sticky:
             self._sticky_result("case_result", c.id, out)
-        if out.census is not None:
-            result["census"] = out.census
-        result["deterministic"] = bool(out.ok() and outputs_bitwise_equal(cand, again))
         for key, found in (("red_zone_violations", again.find_red_zone_violations()),
                            ("changed_inputs", again.find_changed_inputs())):
             if found:
-                result[key] = list(result.get(key, [])) + [dict(f, call="census_rerun") for f in found]
+                result[key] = list(result.get(key, [])) + [dict(f, call=stage) for f in found]
         if out.flags_changed and "numeric_flags_changed" not in result:
             result["numeric_flags_changed"] = out.flags_changed
-        return spent
+        return out, again, spent
 
     # ---- bench ----------------------------------------------------------------------------------
     #

@@ -16,35 +16,10 @@ from kloop_worker import worker as worker_module
 from kloop_worker.main import run_job
 from kloop_worker.protocol import EventWriter, parse_job
 
-from .test_timed_call_protocol import FIXTURE, fwd_call, manifest
+from .test_timed_call_protocol import FIXTURE, counting_candidate, fwd_call, manifest
 
-NOISY_SECOND_CALL = '''
-import numpy as np
-calls = 0
-def rmsnorm_fwd(x, w, y, rstd, eps):
-    global calls
-    calls += 1
-    r = 1.0 / np.sqrt((x * x).mean(axis=1, dtype=np.float32) + np.float32(eps))
-    rstd[...] = r
-    np.multiply(x, r[:, None], out=y)
-    y *= w
-    if calls == 2:
-        y[0, 0] = np.nextafter(y[0, 0], np.float32(np.inf))
-'''
-
-DAMAGES_SECOND_CALL = '''
-import numpy as np
-calls = 0
-def rmsnorm_fwd(x, w, y, rstd, eps):
-    global calls
-    calls += 1
-    r = 1.0 / np.sqrt((x * x).mean(axis=1, dtype=np.float32) + np.float32(eps))
-    rstd[...] = r
-    np.multiply(x, r[:, None], out=y)
-    y *= w
-    if calls == 2:
-        x[1, 1] += 1.0
-'''
+NOISY_SECOND_CALL = counting_candidate(2, "y[0, 0] = np.nextafter(y[0, 0], np.float32(np.inf))")
+DAMAGES_SECOND_CALL = counting_candidate(2, "x[1, 1] += 1.0")
 
 
 def run_gate(candidate, cases):

@@ -174,7 +174,10 @@ class BenchProtocolTest(unittest.TestCase):
         self.assertEqual(failures(res["checks"]), [])
 
 
-DAMAGES_THIRD_CALL = '''
+def counting_candidate(on_call, *twist):
+    """An honest numpy RMSNorm that counts its calls and runs the lines ``twist`` on call
+    ``on_call`` (after computing its outputs)."""
+    return """
 import numpy as np
 calls = 0
 def rmsnorm_fwd(x, w, y, rstd, eps):
@@ -184,10 +187,13 @@ def rmsnorm_fwd(x, w, y, rstd, eps):
     rstd[...] = r
     np.multiply(x, r[:, None], out=y)
     y *= w
-    if calls == 3:
-        flat = y.reshape(-1)
-        np.lib.stride_tricks.as_strided(flat, shape=(flat.size + 1,), strides=flat.strides)[-1] = 0.0
-'''
+    if calls == %d:
+""" % on_call + "".join("        %s\n" % line for line in twist)
+
+
+DAMAGES_THIRD_CALL = counting_candidate(
+    3, "flat = y.reshape(-1)",
+    "np.lib.stride_tricks.as_strided(flat, shape=(flat.size + 1,), strides=flat.strides)[-1] = 0.0")
 
 
 class GateDeterminismCallTest(unittest.TestCase):
