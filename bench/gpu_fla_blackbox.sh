@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# FLA's own repository in black-box mode on a GPU machine (docs/fla.md): rms_norm
+# (fla/modules/layernorm.py) through kloop's loop, against the loop an FLA maintainer runs by hand.
+#
+#   setup     unpack the FLA archive into a git repository ($FLA_REPO, default /tmp/fla-bb) and
+#             register rms_norm in its benchmarks/ops/registry.py (the registry has no norm entry);
+#             write the slow candidate: layernorm.py with layer_norm_fwd_kernel1 autotuned over
+#             num_warps [1] instead of [2, 4, 8, 16]
+#   new       kloop new --from-fla rms_norm (target fla/modules/layernorm.py), then the gate narrowed
+#             to `-k test_rmsnorm` and the bench to $SHAPES
+#   init      kloop init on the current layernorm.py (cold: Triton's caches empty)
+#   noise     kloop noise: A against A, $NOISE_RUNS runs (false verdicts at the default 2 %)
+#   iterate   the slow candidate in the working tree, kloop iterate (warm); the file restored after
+#   fla_style the same candidate, FLA's loop: pytest -k test_rmsnorm, then benchmarks/ops/run.py
+#             --op rms_norm --base <the setup commit> (new and base, each in its own process)
+#
+# Each step is time-boxed; its output is OUT_DIR/STEP.txt and its exit status and wall time a line
+# of OUT_DIR/steps.txt. KLOOP is the kloop binary; FLA_TGZ a `git archive` of FLA (tar.gz).
+#
+#   bench/gpu_fla_blackbox.sh KLOOP FLA_TGZ OUT_DIR [STEPS]
+#
+# STEPS (default all): setup new init noise iterate fla_style
+set -u
+k=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); tgz=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); out=$3
+steps=${4:-"setup new init noise iterate fla_style"}
+repo=${FLA_REPO:-/tmp/fla-bb}
+shapes=${SHAPES:-'"fwd/B4_T4096_H64_D128", "fwdbwd/B4_T4096_H64_D128"'}
+noise_runs=${NOISE_RUNS:-20}
+slow=$repo.slow_layernorm.py; orig=$repo.layernorm.py; base_ref=$repo.base_ref
+mkdir -p "$out"; out=$(cd "$out" && pwd)
+git_c() { git -c user.name=kloop-bench -c user.email=bench@kloop.invalid "$@"; }
+run() {  # NAME TIMEBOX CMD...
+  local name=$1 box=$2; shift 2
+  local t0; t0=$(date +%s.%N)
+  (cd "$repo" && timeout "$box" "$@") > "$out/$name.txt" 2>&1; local rc=$?
+  awk -v n="$name" -v rc="$rc" -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%s rc=%d wall=%.1f s\n", n, rc, b - a }' \
+    | tee -a "$out/steps.txt"
+}
+restore() { cp "$orig" "$repo/fla/modules/layernorm.py"; }  # the loop may have committed its candidate
+
+for step in $steps; do case $step in
+  setup)
+    rm -rf "$repo" && mkdir -p "$repo" && tar -xzf "$tgz" -C "$repo" || exit 1
+    cat >> "$repo/benchmarks/ops/registry.py" <<'PY'
+
+
+# rms_norm (fla.modules.layernorm): x is [B, T, H*D], the weight [H*D].
+def shape_HD_flat(B, T, H, D, **kw):
+    return (H * D,)
+
+
+register_op(OpConfig(
+    name='rms_norm',
+    import_path='fla.modules.layernorm',
+    inputs={'x': TensorSpec(shape_BTD), 'weight': TensorSpec(shape_HD_flat)},
+    extra_kwargs={'bias': None},
+    output_is_tuple=False,
+    category='norm',
+    test_file='tests/modules/test_layernorm.py',
+))
+PY
+    (cd "$repo" && git init -q && git_c add -A && git_c commit -qm "FLA with rms_norm registered" &&
+       git rev-parse HEAD) > "$base_ref" || exit 1
+    cp "$repo/fla/modules/layernorm.py" "$orig"
+    sed '/^def layer_norm_fwd_kernel1/,$!{s/for num_warps in \[2, 4, 8, 16\]/for num_warps in [1]/}' \
+      "$repo/fla/modules/layernorm.py" > "$slow"
+    cmp -s "$slow" "$repo/fla/modules/layernorm.py" && { echo "setup: the slow candidate is unchanged" | tee -a "$out/steps.txt"; exit 1; }
+    echo "setup: $repo, slow candidate $slow" | tee -a "$out/steps.txt" ;;
+  new)
+    run new 60 "$k" new --from-fla rms_norm --python python3 --target fla/modules/layernorm.py
+    op="$repo/kloop/rms_norm/op.toml"
+    sed -i -e 's|"tests/modules/test_layernorm.py", "-q"\]|"tests/modules/test_layernorm.py", "-k", "test_rmsnorm", "-q"]|' \
+           -e "s|^shapes = \[.*\]|shapes = [$shapes]|" "$op"
+    grep -E '^command|^shapes' "$op" | tee -a "$out/steps.txt" ;;
+  init)
+    run init 560 "$k" init kloop/rms_norm --candidate fla/modules/layernorm.py --max-iterations 3 --no-profile ;;
+  noise)
+    run noise 560 "$k" noise kloop/rms_norm --candidate fla/modules/layernorm.py --runs "$noise_runs" \
+        --json-out "$out/noise.json" ;;
+  iterate)
+    cp "$slow" "$repo/fla/modules/layernorm.py"
+    printf 'Direction: layer_norm_fwd_kernel1 with one warp per row\nExpected: slower on every shape\nPrediction: slowdown 1.1-2\n\n## Strategy tags\n- launch_config\n' \
+      > "$repo/optimization_proposal.md"
+    run iterate 560 "$k" iterate --proposal optimization_proposal.md --no-profile
+    restore; rm -f "$repo/optimization_proposal.md" ;;
+  fla_style)  # FLA's runner times the working tree (new) against the setup commit (base)
+    cp "$slow" "$repo/fla/modules/layernorm.py"
+    run fla_style 560 bash -c "python3 -m pytest tests/modules/test_layernorm.py -k test_rmsnorm -q -p no:cacheprovider &&
+      python3 benchmarks/ops/run.py --op rms_norm --base $(cat "$base_ref")"
+    restore ;;
+esac; done
