@@ -335,7 +335,8 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     job.candidate_sha256 = r.candidate.candidate_build.library_sha256;
     job.base_sha256 = r.base.candidate_build.library_sha256;
     job.reference_sha256 = r.candidate.reference_build.library_sha256;
-    const double timeout = ctx.spec.runner_timeout_s(options.timeout_s) + static_cast<double>(job.bench.size()) * (2 * options.stop.max_time_s + 60.0);
+    const double timeout = ctx.spec.runner_timeout_s(options.timeout_s) +
+                           static_cast<double>(job.bench.size()) * (2 * options.stop.max_time_s + 60.0);
     platform::host_load_sampler load;  // other work on the machine while it times
     const auto session = run_runner(backend::backend_for(ctx.spec), job, ctx.scratch_dir, timeout, ctx.commands, {},
                                     options.max_output_bytes, options.max_memory_bytes, options.progress);

@@ -299,8 +299,8 @@ evaluation evaluate(const evaluation_context& ctx) {
     gate_job.reference_sha256 = ref_build.library_sha256;
     gate_job.candidate_device = cand_device;
     gate_job.reference_device = ref_device;
-    const auto gate_session = run_runner(be, gate_job, ctx.scratch_dir, ctx.spec.runner_timeout_s(ctx.options.timeout_s), ctx.commands, {},
-                                         ctx.options.max_output_bytes, ctx.options.max_memory_bytes,
+    const auto gate_session = run_runner(be, gate_job, ctx.scratch_dir, ctx.spec.runner_timeout_s(ctx.options.timeout_s),
+                                         ctx.commands, {}, ctx.options.max_output_bytes, ctx.options.max_memory_bytes,
                                          ctx.options.progress);
     if (gate_session.process.interrupted) throw error(exit_code::interrupted, "interrupted");
     judged_calls judged;

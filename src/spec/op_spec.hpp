@@ -127,8 +127,9 @@ struct python_settings {
     std::string interpreter;               // "" = $KLOOP_PYTHON, else "python3"; $KLOOP_PYTHON wins over it
     std::string device = "auto";           // "auto" | "cpu" (numpy arrays) | "cuda" (torch tensors on the GPU)
     bool allow_tf32 = false;               // TF32 matmuls for reference and candidate alike
-    double aten_glue_share = 0;            // PyTorch ATen kernels a checked call may launch, as a share of
-                                           // its mode's kernel time, before census_vendor_kernels fails (0: none)
+    double aten_glue_share = 0;            // PyTorch ATen kernels a candidate may launch, as a share of
+                                           // its mode's heaviest call's kernel time, before census_vendor_kernels
+                                           // fails (0: none)
     // The least wall-clock limit of a runner process, seconds: a candidate whose first calls compile
     // and autotune (Triton) for minutes needs more than --timeout's default. The larger one applies.
     std::optional<double> min_timeout_s;

@@ -692,7 +692,7 @@ private:
             const double v = read_number(*t, "python.aten_glue_share");
             if (!(v >= 0 && v <= 0.5))
                 fail(line_of(*t), "python.aten_glue_share",
-                     "must lie in [0, 0.5] (a share of a mode's kernel time), got " + format_number(v));
+                     "must lie in [0, 0.5] (a share of the kernel time of a mode's heaviest call), got " + format_number(v));
             m_spec.python.aten_glue_share = v;
         }
         if (const toml::node* t = find(py, "min_timeout")) {
