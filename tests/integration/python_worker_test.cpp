@@ -261,12 +261,29 @@ TEST(PythonVerifyTest, BuildIsCachedByContent) {
     const fs::path manifest = b.at("library").get<std::string>();
     EXPECT_EQ(manifest.filename(), "manifest.json");
     EXPECT_TRUE(fs::exists(manifest.parent_path() / "v0_numpy.py"));
-    const auto m = nlohmann::json::parse(kloop::platform::read_file(manifest));
-    EXPECT_EQ(fs::path(m.at("triton_cache_dir").get<std::string>()).parent_path(), manifest.parent_path());
-    // Another candidate gets another entry, hence another Triton cache.
+    const auto triton_of = [](const nlohmann::json& build) {
+        const auto m = nlohmann::json::parse(kloop::platform::read_file(build.at("library").get<std::string>()));
+        return fs::path(m.at("triton_cache_dir").get<std::string>());
+    };
+    const fs::path triton = triton_of(b);
+    EXPECT_EQ(triton.filename(), "triton");
+    EXPECT_EQ(triton.parent_path().parent_path().filename(), "python-jit");
+    // The same bytes at another path (as the loop's snapshot of a candidate): an entry of their
+    // own, the same JIT caches.
+    const auto dir = temp_dir("build-jit");
+    fs::copy_file(fs::path(op_dir()) / "versions" / "v0_numpy.py", dir / "v0_numpy.py");
+    const auto moved = run({"verify", op_dir(), "--candidate", (dir / "v0_numpy.py").string(), "--json", "--no-bench"});
+    ASSERT_EQ(moved.exit_code, 0) << moved.err;
+    const auto& mb = moved.record.at("build").at("candidate");
+    EXPECT_NE(mb.at("library"), b.at("library"));
+    EXPECT_EQ(triton_of(mb), triton);
+    fs::remove_all(dir);
+    // Another candidate gets another entry and other JIT caches.
     const auto other = verify("versions/v1_seed_form.py", {"--no-bench"});
     ASSERT_EQ(other.exit_code, 0) << other.err;
-    EXPECT_NE(other.record.at("build").at("candidate").at("library"), b.at("library"));
+    const auto& ob = other.record.at("build").at("candidate");
+    EXPECT_NE(ob.at("library"), b.at("library"));
+    EXPECT_NE(triton_of(ob), triton);
 }
 
 TEST(PythonVerifyTest, AChangedLocalModuleIsANewBuild) {

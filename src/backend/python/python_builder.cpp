@@ -23,7 +23,7 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr std::string_view k_key_salt = "kloop/backend/python/build/v1";
+constexpr std::string_view k_key_salt = "kloop/backend/python/build/v2";  // v2: JIT caches keyed apart
 using clock_type = std::chrono::steady_clock;
 
 double seconds_since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
@@ -43,6 +43,22 @@ std::string worker_fingerprint(const fs::path& dir) {
         } catch (const usage_error&) {
             h.update_field("<unreadable>");
         }
+    }
+    return h.hex_digest();
+}
+
+// The JIT caches' key: what the code is — its bytes, its local modules, the interpreter, the
+// settings and the environment the build key reads — not where it lies nor which worker probes
+// it. The same bytes at another path (the loop's snapshot of a candidate, the base of the next
+// iteration) find their kernels compiled and autotuned; two different sources never share a cache.
+std::string jit_cache_key(const build_request& r, const std::string& source_bytes, const std::string& interpreter) {
+    platform::sha256_hasher h;
+    h.update_field("kloop python jit caches 1").update_field(r.role == source_role::candidate ? "candidate" : "reference");
+    h.update_field(source_bytes).update_field(r.sources_sha256).update_field(interpreter);
+    h.update_field(r.spec->python.device).update_field(r.spec->python.allow_tf32 ? "tf32" : "no-tf32");
+    for (const char* var : {"PYTHONPATH", "CUDA_VISIBLE_DEVICES", "TRITON_INTERPRET"}) {
+        const char* v = std::getenv(var);
+        h.update_field(v != nullptr ? fmt::format("{}={}", var, v) : fmt::format("{} unset", var));
     }
     return h.hex_digest();
 }
@@ -110,6 +126,7 @@ build_record python_builder::build(const build_request& r) {
     }
     const std::string key = h.hex_digest();
     const fs::path entry = cache_root / "python" / key;
+    const fs::path jit = cache_root / "python-jit" / jit_cache_key(r, source_bytes, py.fingerprint);
     const fs::path manifest_path = entry / "manifest.json";
 
     library_manifest m;
@@ -117,8 +134,8 @@ build_record python_builder::build(const build_request& r) {
     m.source = source;
     m.snapshot = entry / source.filename();
     m.module = fmt::format("kloop_{}_{}", role, key.substr(0, 16));
-    m.triton_cache_dir = entry / "triton";
-    m.inductor_cache_dir = entry / "inductor";
+    m.triton_cache_dir = jit / "triton";
+    m.inductor_cache_dir = jit / "inductor";
     m.interpreter = py.invoked;
     m.worker_dir = wdir;
     m.device = settings.device;

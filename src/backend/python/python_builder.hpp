@@ -18,8 +18,13 @@
 // module; a source that does not import is ok == false with the traceback as diagnostics (the
 // candidate's build failed, exit 4). A hit spawns nothing. Failures are not cached.
 //
-// Entry: <cache_dir>/python/<key>/ with the snapshot, manifest.json, triton/ (TRITON_CACHE_DIR)
-// and inductor/ (TORCHINDUCTOR_CACHE_DIR) — never shared between two candidates.
+// Entry: <cache_dir>/python/<key>/ with the snapshot and manifest.json. The JIT caches, triton/
+// (TRITON_CACHE_DIR) and inductor/ (TORCHINDUCTOR_CACHE_DIR), lie in <cache_dir>/python-jit/<jit
+// key>/, keyed by content alone (the source's bytes and local modules, the interpreter, the
+// settings; not its path, not the worker's sources): the same candidate at another path — the
+// loop's snapshot of it, later the base — or under another kloop finds its kernels compiled and
+// autotuned (FLA's first calls autotune for 40-47 s per key with empty caches). Two different
+// sources never share one, so no candidate writes a cache another candidate reads.
 #pragma once
 
 #include <filesystem>

@@ -9,7 +9,8 @@
 //   env   PYTHONPATH=<worker dir>[:$PYTHONPATH]   PYTHONUNBUFFERED=1
 //         PYTHONPYCACHEPREFIX=<kloop's cache>/python-bytecode, PYTHONDONTWRITEBYTECODE= (empty: off)
 //         (PYTHONDONTWRITEBYTECODE=1 without a cache directory)
-//         TRITON_CACHE_DIR / TORCHINDUCTOR_CACHE_DIR = the candidate's own cache directories
+//         TRITON_CACHE_DIR / TORCHINDUCTOR_CACHE_DIR = the candidate's own cache directories (keyed
+//         by its content: python_builder.hpp)
 //
 // A Python "library" (runner::job's candidate_lib, reference_lib, base_lib) is a manifest: a JSON
 // file in the build cache (backend/python/python_builder.hpp) naming the source, the snapshot of
