@@ -11,18 +11,21 @@
 #   init      kloop init on the current layernorm.py (cold: Triton's caches empty)
 #   noise     kloop noise: A against A, $NOISE_RUNS runs (false verdicts at the default 2 %)
 #   iterate   the slow candidate in the working tree, kloop iterate (warm); the file restored after
+#   fla_warm  FLA's loop on the unchanged file: Triton's own cache holds the base's kernels, as
+#             kloop's holds them after init (both loops then compile only the candidate)
 #   fla_style the same candidate, FLA's loop: pytest -k test_rmsnorm, then benchmarks/ops/run.py
-#             --op rms_norm --base <the setup commit> (new and base, each in its own process)
+#             --op rms_norm --base <the setup commit> (new and base, each in its own process; the
+#             repository on PYTHONPATH, as an editable install puts it)
 #
 # Each step is time-boxed; its output is OUT_DIR/STEP.txt and its exit status and wall time a line
 # of OUT_DIR/steps.txt. KLOOP is the kloop binary; FLA_TGZ a `git archive` of FLA (tar.gz).
 #
 #   bench/gpu_fla_blackbox.sh KLOOP FLA_TGZ OUT_DIR [STEPS]
 #
-# STEPS (default all): setup new init noise iterate fla_style
+# STEPS (default all): setup new init noise fla_warm iterate fla_style
 set -u
 k=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); tgz=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); out=$3
-steps=${4:-"setup new init noise iterate fla_style"}
+steps=${4:-"setup new init noise fla_warm iterate fla_style"}
 repo=${FLA_REPO:-/tmp/fla-bb}
 shapes=${SHAPES:-'"fwd/B4_T4096_H64_D128", "fwdbwd/B4_T4096_H64_D128"'}
 noise_runs=${NOISE_RUNS:-20}
@@ -69,23 +72,23 @@ PY
   new)
     run new 60 "$k" new --from-fla rms_norm --python python3 --target fla/modules/layernorm.py
     op="$repo/kloop/rms_norm/op.toml"
-    sed -i -e 's|"tests/modules/test_layernorm.py", "-q"\]|"tests/modules/test_layernorm.py", "-k", "test_rmsnorm", "-q"]|' \
-           -e "s|^shapes = \[.*\]|shapes = [$shapes]|" "$op"
+    sed -i -e 's|"tests/modules/test_layernorm.py", "-q"\]|"tests/modules/test_layernorm.py", "-k", "test_rmsnorm", "-q"]|' "$op"
+    SHAPES="$shapes" perl -0pi -e 's/^shapes = \[.*?\]/shapes = [$ENV{SHAPES}]/ms' "$op"
     grep -E '^command|^shapes' "$op" | tee -a "$out/steps.txt" ;;
   init)
-    run init 560 "$k" init kloop/rms_norm --candidate fla/modules/layernorm.py --max-iterations 3 --no-profile ;;
+    run init ${BOX:-560} "$k" init kloop/rms_norm --candidate fla/modules/layernorm.py --max-iterations 3 --no-profile ;;
   noise)
-    run noise 560 "$k" noise kloop/rms_norm --candidate fla/modules/layernorm.py --runs "$noise_runs" \
+    run noise ${BOX:-560} "$k" noise kloop/rms_norm --candidate fla/modules/layernorm.py --runs "$noise_runs" \
         --json-out "$out/noise.json" ;;
   iterate)
     cp "$slow" "$repo/fla/modules/layernorm.py"
-    printf 'Direction: layer_norm_fwd_kernel1 with one warp per row\nExpected: slower on every shape\nPrediction: slowdown 1.1-2\n\n## Strategy tags\n- launch_config\n' \
+    printf 'Direction: layer_norm_fwd_kernel1 with one warp per row\nExpected: slower on every shape\nPrediction: speedup 0.5-0.95\n\n## Strategy tags\n- launch_config\n' \
       > "$repo/optimization_proposal.md"
-    run iterate 560 "$k" iterate --proposal optimization_proposal.md --no-profile
+    run iterate ${BOX:-560} "$k" iterate --proposal optimization_proposal.md --no-profile
     restore; rm -f "$repo/optimization_proposal.md" ;;
-  fla_style)  # FLA's runner times the working tree (new) against the setup commit (base)
-    cp "$slow" "$repo/fla/modules/layernorm.py"
-    run fla_style 560 bash -c "python3 -m pytest tests/modules/test_layernorm.py -k test_rmsnorm -q -p no:cacheprovider &&
+  fla_warm|fla_style)  # FLA's runner times the working tree (new) against the setup commit (base)
+    [ "$step" = fla_style ] && cp "$slow" "$repo/fla/modules/layernorm.py"
+    PYTHONPATH="$repo" run "$step" ${BOX:-560} bash -c "python3 -m pytest tests/modules/test_layernorm.py -k test_rmsnorm -q -p no:cacheprovider &&
       python3 benchmarks/ops/run.py --op rms_norm --base $(cat "$base_ref")"
     restore ;;
 esac; done

@@ -5,17 +5,20 @@
 # fills the caches of the gate's keys, which cover the bench's) and warm (the figure of docs/perf.md: held-out shapes drawn
 # as usual, their first calls compiling and autotuning), and the gate of the broken candidate.
 # Each step is time-boxed; its output is STEP.txt (STEP.json for kloop's record) and its exit
-# status and wall time a line of steps.txt.
+# status and wall time a line of steps.txt, where its wall time went STEP.op_times.jsonl
+# (KLOOP_OP_TIMES, docs/measurement.md).
 #
 #   bench/gpu_fla_native.sh KLOOP OUT_DIR [STEPS]     # fla-core importable (PYTHONPATH)
 #
-# STEPS (default all): ref sgla_cold sgla_warm gla_cold gla_warm broken cache_out
-#   cache_out: kloop's Python build cache (each candidate's Triton cache) as OUT_DIR/kloop-cache.tgz.*
+# STEPS (default all): ref sgla_cold sgla_warm sgla_listed gla_cold gla_warm broken cache_out
+#   sgla_listed: warm, the listed shapes only (--held-out 0): a held-out shape is new to FLA's
+#   autotuners (chunk_fwd_o's key holds H, chunk_fwd_h's K and V), so its first call autotunes
+#   cache_out: kloop's Python build cache and JIT caches (Triton's, Inductor's) as OUT_DIR/kloop-cache.tgz.*
 #   (15 MiB parts); with KLOOP_CACHE_TGZ=PREFIX set, the parts PREFIX.* are unpacked into the cache
 #   first (a later machine starts warm).
 set -u
 k=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); out=$2
-steps=${3:-"ref sgla_cold sgla_warm gla_cold gla_warm broken cache_out"}
+steps=${3:-"ref sgla_cold sgla_warm sgla_listed gla_cold gla_warm broken cache_out"}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"; cd "$here"; mkdir -p "$out"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/kloop"
 if [ -n "${KLOOP_CACHE_TGZ:-}" ] && compgen -G "$KLOOP_CACHE_TGZ.*" > /dev/null; then
@@ -24,7 +27,7 @@ fi
 run() {  # NAME TIMEBOX CMD...
   local name=$1 box=$2; shift 2
   local t0; t0=$(date +%s.%N)
-  timeout "$box" "$@" > "$out/$name.txt" 2>&1; local rc=$?
+  KLOOP_OP_TIMES="$out/$name.op_times.jsonl" timeout "$box" "$@" > "$out/$name.txt" 2>&1; local rc=$?
   awk -v n="$name" -v rc="$rc" -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%s rc=%d wall=%.1f s\n", n, rc, b - a }' \
     | tee -a "$out/steps.txt"
   grep -E "^(gate|bench|result):|candidate time:" "$out/$name.txt" | tee -a "$out/steps.txt"
@@ -32,11 +35,12 @@ run() {  # NAME TIMEBOX CMD...
 s=examples/fla-chunk-simple-gla; g=examples/fla-chunk-gla
 for step in $steps; do case $step in
   ref)       run ref 240 python3 tests/examples/fla_reference_check.py ;;
-  sgla_cold) run sgla_cold 540 "$k" verify $s --candidate $s/versions/v0_fla.py --no-bench --held-out 0 --json-out "$out/sgla_cold.json" ;;
-  sgla_warm) run sgla_warm 300 "$k" verify $s --candidate $s/versions/v0_fla.py --json-out "$out/sgla_warm.json" ;;
-  gla_cold)  run gla_cold 540 "$k" verify $g --candidate $g/versions/v0_fla.py --no-bench --held-out 0 --json-out "$out/gla_cold.json" ;;
-  gla_warm)  run gla_warm 300 "$k" verify $g --candidate $g/versions/v0_fla.py --json-out "$out/gla_warm.json" ;;
-  broken)    run sgla_unguarded 300 "$k" verify $s --candidate $s/broken/fla_chunk_bwd_unguarded.py --no-bench \
+  sgla_cold) run sgla_cold ${BOX:-540} "$k" verify $s --candidate $s/versions/v0_fla.py --no-bench --held-out 0 --json-out "$out/sgla_cold.json" ;;
+  sgla_warm) run sgla_warm ${BOX:-300} "$k" verify $s --candidate $s/versions/v0_fla.py --json-out "$out/sgla_warm.json" ;;
+  sgla_listed) run sgla_listed ${BOX:-300} "$k" verify $s --candidate $s/versions/v0_fla.py --held-out 0 --json-out "$out/sgla_listed.json" ;;
+  gla_cold)  run gla_cold ${BOX:-540} "$k" verify $g --candidate $g/versions/v0_fla.py --no-bench --held-out 0 --json-out "$out/gla_cold.json" ;;
+  gla_warm)  run gla_warm ${BOX:-300} "$k" verify $g --candidate $g/versions/v0_fla.py --json-out "$out/gla_warm.json" ;;
+  broken)    run sgla_unguarded ${BOX:-300} "$k" verify $s --candidate $s/broken/fla_chunk_bwd_unguarded.py --no-bench \
                  --mode bwd --mode bwd_varlen --json-out "$out/sgla_unguarded.json" ;;
-  cache_out) tar -cz -C "$cache" python | split -b 15M - "$out/kloop-cache.tgz." && du -ch "$out"/kloop-cache.tgz.* | tee -a "$out/steps.txt" ;;
+  cache_out) tar -cz -C "$cache" python python-jit | split -b 15M - "$out/kloop-cache.tgz." && du -ch "$out"/kloop-cache.tgz.* | tee -a "$out/steps.txt" ;;
 esac; done

@@ -212,8 +212,9 @@ class Worker:
     def gate_case(self, c: GateCase) -> None:
         plan = self.job.calls[c.call]
         self.ev.write({"event": "case_start", "id": c.id})
-        ref = CallBuffers(plan, self.backend)
-        ref.fill_inputs(c.seed)
+        with op_times.scope("phase:input_sets"):
+            ref = CallBuffers(plan, self.backend)
+            ref.fill_inputs(c.seed)
         self.ev.write({"event": "stage", "id": c.id, "stage": "reference"})
         ref_rc, ref_err = self.run_reference(c.call, ref)
         if ref_rc != 0:
@@ -235,7 +236,8 @@ class Worker:
         if out.sticky:
             self._sticky_result("case_result", c.id, out)
         result: Dict[str, Any] = {"event": "case_result", "id": c.id}
-        result.update(self.facts(out, cand, ref, 0))
+        with op_times.scope("phase:compare"):
+            result.update(self.facts(out, cand, ref, 0))
         result["call_s"] = call_s
         candidate_s = call_s
 
@@ -252,7 +254,8 @@ class Worker:
                 self._sticky_result("case_result", c.id, out_same)
             ref.copy_inputs_from(cand)
             ref_rc_same, ref_err_same = self.run_reference(c.call, ref)
-            result["same_address_recheck"] = self.facts(out_same, cand, ref, ref_rc_same, ref_err_same)
+            with op_times.scope("phase:compare"):
+                result["same_address_recheck"] = self.facts(out_same, cand, ref, ref_rc_same, ref_err_same)
 
             # Determinism: the same values on fresh buffers must give identical bits.
             out_again, again, spent = self.rerun(c, plan, cand, result, "determinism", census=False)

@@ -47,6 +47,16 @@ std::string worker_fingerprint(const fs::path& dir) {
     return h.hex_digest();
 }
 
+// What decides a probe's facts and a JIT cache's contents besides the interpreter: the import
+// path, which GPUs are visible (torch on the GPU, or on the CPU under Triton's interpreter), the
+// interpreter flag. Set-but-empty differs from unset: CUDA_VISIBLE_DEVICES="" hides every GPU.
+void hash_environment(platform::sha256_hasher& h) {
+    for (const char* var : {"PYTHONPATH", "CUDA_VISIBLE_DEVICES", "TRITON_INTERPRET"}) {
+        const char* v = std::getenv(var);
+        h.update_field(v != nullptr ? fmt::format("{}={}", var, v) : fmt::format("{} unset", var));
+    }
+}
+
 // The JIT caches' key: what the code is — its bytes, its local modules, the interpreter, the
 // settings and the environment the build key reads — not where it lies nor which worker probes
 // it. The same bytes at another path (the loop's snapshot of a candidate, the base of the next
@@ -56,10 +66,7 @@ std::string jit_cache_key(const build_request& r, const std::string& source_byte
     h.update_field("kloop python jit caches 1").update_field(r.role == source_role::candidate ? "candidate" : "reference");
     h.update_field(source_bytes).update_field(r.sources_sha256).update_field(interpreter);
     h.update_field(r.spec->python.device).update_field(r.spec->python.allow_tf32 ? "tf32" : "no-tf32");
-    for (const char* var : {"PYTHONPATH", "CUDA_VISIBLE_DEVICES", "TRITON_INTERPRET"}) {
-        const char* v = std::getenv(var);
-        h.update_field(v != nullptr ? fmt::format("{}={}", var, v) : fmt::format("{} unset", var));
-    }
+    hash_environment(h);
     return h.hex_digest();
 }
 
@@ -117,13 +124,7 @@ build_record python_builder::build(const build_request& r) {
     h.update_field(py.fingerprint);
     h.update_field(settings.device).update_field(settings.allow_tf32 ? "tf32" : "no-tf32");
     h.update_field(wdir.string()).update_field(worker_fingerprint(wdir));
-    // What decides the probe's facts besides the interpreter: the import path, which GPUs are
-    // visible (torch on the GPU, or on the CPU under Triton's interpreter), the interpreter flag.
-    // Set-but-empty differs from unset: CUDA_VISIBLE_DEVICES="" hides every GPU.
-    for (const char* var : {"PYTHONPATH", "CUDA_VISIBLE_DEVICES", "TRITON_INTERPRET"}) {
-        const char* v = std::getenv(var);
-        h.update_field(v != nullptr ? fmt::format("{}={}", var, v) : fmt::format("{} unset", var));
-    }
+    hash_environment(h);
     const std::string key = h.hex_digest();
     const fs::path entry = cache_root / "python" / key;
     const fs::path jit = cache_root / "python-jit" / jit_cache_key(r, source_bytes, py.fingerprint);
