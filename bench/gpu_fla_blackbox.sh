@@ -10,6 +10,10 @@
 #             to `-k test_rmsnorm` and the bench to $SHAPES
 #   init      kloop init on the current layernorm.py (cold: Triton's caches empty)
 #   noise     kloop noise: A against A, $NOISE_RUNS runs (false verdicts at the default 2 %)
+#   sides     kloop's registry module alone, both sides in one process (base: the setup commit's
+#             file, candidate: the slow one), as an A/B round runs it (a 5 s round budget, the
+#             early verdict): whether FLA's import keeps the sides in one process, per shape its
+#             samples, median, spread and how it stopped; three runs (the first compiles)
 #   iterate   the slow candidate in the working tree, kloop iterate (warm); the file restored after
 #   fla_warm  FLA's loop on the unchanged file: Triton's own cache holds the base's kernels, as
 #             kloop's holds them after init (both loops then compile only the candidate)
@@ -22,7 +26,7 @@
 #
 #   bench/gpu_fla_blackbox.sh KLOOP FLA_TGZ OUT_DIR [STEPS]
 #
-# STEPS (default all): setup new init noise fla_warm iterate fla_style
+# STEPS (default all but sides): setup new init noise fla_warm iterate fla_style
 set -u
 k=$(cd "$(dirname "$1")" && pwd)/$(basename "$1"); tgz=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); out=$3
 steps=${4:-"setup new init noise fla_warm iterate fla_style"}
@@ -86,6 +90,28 @@ PY
       > "$repo/optimization_proposal.md"
     run iterate ${BOX:-560} "$k" iterate --proposal optimization_proposal.md --no-profile
     restore; rm -f "$repo/optimization_proposal.md" ;;
+  sides)
+    py="$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)"
+    rm -rf "$repo.side" && cp -r "$repo" "$repo.side" && cp "$slow" "$repo.side/fla/modules/layernorm.py"
+    for n in 1 2 3; do
+      (cd /tmp && PYTHONPATH="$py" KLOOP_BENCH_SIDES="[{\"name\": \"base\", \"root\": \"$repo\"}, {\"name\": \"candidate\", \"root\": \"$repo.side\"}]" \
+         KLOOP_BENCH_SHAPES=$(echo "$shapes" | tr -d '" ') KLOOP_BENCH_ROUND_TIME_S=5 KLOOP_BENCH_MIN_SAMPLES=10 \
+         KLOOP_BENCH_MIN_TIME_S=0.5 KLOOP_BENCH_MAX_TIME_S=15 KLOOP_BENCH_TARGET_RSD=0.005 \
+         KLOOP_BENCH_EARLY_VERDICT='{"min_effect": 0.02, "confidence": 0.95, "first_look": 64, "max_looks": 12, "min_time_s": 0.1}' \
+         run "sides$n" ${BOX:-300} python3 -m kloop_worker.fla_registry --op rms_norm)
+      python3 - "$out/sides$n.txt" <<'PY' | tee -a "$out/steps.txt"
+import json, statistics as st, sys
+doc = json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])
+if "sides" not in doc:
+    print(doc); sys.exit()
+print("environment imports:", doc.get("environment_imports"), "| holds timed out:", doc["device"].get("holds_timed_out"))
+for side in ("base", "candidate"):
+    for s in doc["sides"][side]["shapes"]:
+        x = s["samples_ms"]
+        print(side, s["mode"], s["name"], "n=%d median=%.4f ms cv=%.2f%%" % (len(x), st.median(x), 100 * st.pstdev(x) / st.mean(x)),
+              "stop:", s.get("stop"), s.get("early_verdict") or "", "cap %.2f s" % s["time_cap_s"] if "time_cap_s" in s else "")
+PY
+    done ;;
   fla_warm|fla_style)  # FLA's runner times the working tree (new) against the setup commit (base)
     [ "$step" = fla_style ] && cp "$slow" "$repo/fla/modules/layernorm.py"
     PYTHONPATH="$repo" run "$step" ${BOX:-560} bash -c "python3 -m pytest tests/modules/test_layernorm.py -k test_rmsnorm -q -p no:cacheprovider &&

@@ -16,7 +16,8 @@ receives the job, the events file or a seed; it gets, over its socket (host_link
 * ``map`` / ``args``: the checker's buffers (memfds, or CUDA IPC) and argument sets described as
   (buffer id, byte offset, dtype, shape) per tensor; ``drop`` (in any request) forgets buffers;
 * ``invoke`` (a checked call, synchronised) and ``time`` (one timed sample with timing.py, caches
-  flushed by the preceding ``flush``).
+  flushed by the preceding ``flush``);
+* ``op_times``: its own op-times totals, a diagnostic (op_times.py).
 
 Every reply is a claim — return code, exception, numeric-flag changes, census, sample, sample
 info — that the checker holds against what it reads itself (the shared buffers, its own clock).
@@ -37,7 +38,7 @@ import sys
 import traceback
 from typing import Any, Dict, List
 
-from . import host_link
+from . import host_link, op_times
 from .calls import LocalCalls
 from .candidate import LoadError, bind_candidate, import_library, use_caches
 from .confinement import set_dumpable
@@ -130,7 +131,8 @@ class CandidateHost:
             except (host_link.LinkClosed, OSError, EOFError):
                 return 0
             try:
-                reply = self.handle(req, fds)
+                with op_times.scope("serve:" + str(req.get("op") if isinstance(req, dict) else "?")):
+                    reply = self.handle(req, fds)
             except Exception as e:  # noqa: BLE001 - kloop's own failure in the host, said in the reply
                 traceback.print_exc()
                 reply = {"ok": False, "error": "candidate host error: %s: %s" % (type(e).__name__, e)}
@@ -173,6 +175,11 @@ class CandidateHost:
         self.calls = LocalCalls(self.backend, self.timer, self.flags)
         self.buffers = HostBuffers(self.backend)
         return {"ok": True}
+
+    def op_op_times(self, req, fds):
+        """This host's own op-times totals (op_times.py), asked for before the checker closes it
+        when KLOOP_OP_TIMES is set."""
+        return {"ok": True, "ops": op_times.snapshot()}
 
     def op_describe(self, req, fds):
         return {"ok": True, "result": self.timer.describe()}

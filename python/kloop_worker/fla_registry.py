@@ -33,11 +33,17 @@ must stay as they were, and no thread may appear (else the whole run is void: ex
 ``{"error": ...}``). The timer's own functions are bound before any side is imported.
 
 Timing: on CUDA the worker's protocol (kloop_worker.timing): flush by reading 2 x L2 of zeros,
-synchronize, a spin kernel holds the stream while the call is queued, CUDA events around the call,
-synchronize. On the CPU (no torch or no GPU): ``time.perf_counter_ns`` around the call. The
-stopping rule is kloop's (kloop_worker.stopping) per side, with the ``KLOOP_BENCH_*`` hints, each
-side's time budget counting the whole sample pair; both sides stop together. Warm-up: ``FLA_BENCH_OP_WARMUP_ITERS`` calls per side and shape (default 5,
-FLA's own), so autotuning is done before the first sample.
+synchronize, a spin kernel holds the stream while the call is queued (sized per call from its
+recent enqueue times, as the worker's next_hold_s), CUDA events around the call, synchronize. On
+the CPU (no torch or no GPU): ``time.perf_counter_ns`` around the call. The stopping rule is
+kloop's (kloop_worker.stopping) per side, with the ``KLOOP_BENCH_*`` hints, each side's time budget
+counting the whole sample pair; both sides stop together. ``KLOOP_BENCH_ROUND_TIME_S`` bounds the
+whole run: each shape's timed loop may take what is left of it over the shapes not yet run (its
+max_time_s lowered to that). ``KLOOP_BENCH_EARLY_VERDICT`` (two sides only; JSON, the keys of
+kloop_worker.early_verdict) stops a shape once its verdict is settled, at the early verdict's looks.
+Each printed shape says how it stopped (``stop``, ``early_verdict``, ``time_cap_s``). Warm-up:
+``FLA_BENCH_OP_WARMUP_ITERS`` calls per side and shape (default 5, FLA's own), so autotuning is
+done before the first sample.
 """
 
 from __future__ import annotations
@@ -51,9 +57,12 @@ import os
 import sys
 import threading
 import time
+from collections import deque
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import early_verdict
 from .stopping import StoppingRule
+from .timing import next_hold_s
 
 _perf_ns = time.perf_counter_ns  # bound before any side's code is imported
 
@@ -200,6 +209,98 @@ class Side:
         sys.modules.update(self.modules)
 
 
+# Run by a fresh interpreter (argv: root, import path, the roots as JSON): imports the op's module
+# from the root and prints, as JSON, the modules that import loaded from outside every root, in the
+# order they were first entered into sys.modules (a package before its submodules).
+_LIST_ENVIRONMENT = r"""
+import importlib, json, os, sys
+root, path, roots = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
+sys.path.insert(0, root)
+before = set(sys.modules)
+try:
+    importlib.import_module(path)
+except Exception:
+    pass
+def where(m):
+    f = getattr(m, "__file__", None)
+    if f:
+        return os.path.realpath(f)
+    p = getattr(m, "__path__", None)
+    try:
+        return os.path.realpath(next(iter(p))) if p is not None else None
+    except (TypeError, StopIteration):
+        return None
+def inside(f):
+    return f is not None and any(f == r or f.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+names = [n for n, m in list(sys.modules.items()) if n not in before and not inside(where(m))]
+sys.stdout.write("\n" + json.dumps(names) + "\n")
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+class EnvironmentImports:
+    """What importing the base's package loads from outside every side's root — site-packages,
+    the standard library: the environment, never a side's code — listed by a fresh interpreter
+    started at once (it runs while this process imports torch), then imported here before the
+    thread count and the namespaces are taken. A package whose dependencies start thread pools
+    at import (FLA's import starts 31 threads on the H200 host) is then not taken for a side that
+    starts threads of its own. The list comes from the side named base (the accepted code), so a
+    candidate cannot widen what counts as environment: a new dependency of its own that starts
+    threads still sends the A/B to separate processes."""
+
+    def __init__(self, sides: List[Tuple[str, str]], import_path: str):
+        base = next((r for n, r in sides if n == "base"), sides[0][1])
+        roots = [os.path.realpath(r) for _, r in sides]
+        self.error = ""
+        self.names: List[str] = []
+        self.imported = 0
+        try:
+            import subprocess
+            import tempfile
+
+            self._dir = tempfile.mkdtemp(prefix="kloop-fla-env-")
+            self._proc = subprocess.Popen([sys.executable, "-c", _LIST_ENVIRONMENT, os.path.realpath(base), import_path,
+                                           json.dumps(roots)], cwd=self._dir, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except Exception as e:  # noqa: BLE001 - no list: the sides are imported as before
+            self._proc = None
+            self.error = "%s: %s" % (type(e).__name__, e)
+
+    def import_them(self, timeout_s: float = 600.0) -> None:
+        if self._proc is not None:
+            try:
+                out, _ = self._proc.communicate(timeout=timeout_s)
+                lines = [line for line in out.splitlines() if line.startswith("[")]
+                self.names = [str(n) for n in json.loads(lines[-1])] if lines else []
+                if not lines:
+                    self.error = "the listing interpreter printed no list (exit %s)" % self._proc.returncode
+            except Exception as e:  # noqa: BLE001
+                self._proc.kill()
+                self.error = "%s: %s" % (type(e).__name__, e)
+            finally:
+                import shutil
+
+                shutil.rmtree(self._dir, ignore_errors=True)
+        for name in self.names:
+            if name in sys.modules or name == "__main__":
+                continue
+            try:
+                importlib.import_module(name)
+                self.imported += 1
+            except Exception:  # noqa: BLE001 - the side's own import will say what is wrong
+                pass
+        self.loaded = sum(1 for n in self.names if n in sys.modules)
+
+    def describe(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {"listed": len(self.names), "imported": self.imported,
+                             "loaded": getattr(self, "loaded", 0)}
+        if self.error:
+            d["error"] = self.error
+        return d
+
+
 def read_sides() -> Optional[List[Tuple[str, str]]]:
     text = os.environ.get("KLOOP_BENCH_SIDES")
     if not text:
@@ -264,6 +365,44 @@ def thread_count() -> int:
         return threading.active_count()
 
 
+def thread_names() -> Dict[str, int]:
+    """How many of this process's threads bear each name (/proc/self/task/*/comm)."""
+    names: Dict[str, int] = {}
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return names
+    for t in tasks:
+        try:
+            with open("/proc/self/task/%s/comm" % t, encoding="utf-8", errors="replace") as f:
+                n = f.read().strip() or "?"
+        except OSError:
+            continue
+        names[n] = names.get(n, 0) + 1
+    return names
+
+
+def new_threads(before: Dict[str, int]) -> str:
+    """The threads started since ``before``, by name: "pt_autograd_0 x1, python3 x15"."""
+    now = thread_names()
+    grew = {n: c - before.get(n, 0) for n, c in now.items() if c > before.get(n, 0)}
+    return ", ".join("%s x%d" % (n, c) for n, c in sorted(grew.items()))
+
+
+def start_library_pools(torch) -> None:
+    """Starts torch's own CPU thread pools before any side is imported — a CPU reduction (the
+    intra-op pool), a CPU matrix product (the BLAS library's pool) and a backward (autograd's
+    device threads) — so that a package whose import runs a CPU op is not taken for one that
+    starts threads of its own."""
+    if torch is None:
+        return
+    torch.ones(1 << 18).mul(2).sum()
+    a = torch.ones(256, 256)
+    (a @ a).sum()
+    x = torch.ones(8, device="cuda" if torch.cuda.is_available() else "cpu", requires_grad=True)
+    (x * 2).sum().backward()
+
+
 # -- timing ---------------------------------------------------------------------------------------
 
 
@@ -297,33 +436,101 @@ class CudaClock:
         self._sync = torch.cuda.synchronize
         self._sleep = getattr(torch.cuda, "_sleep", None)
         self._stream = torch.cuda.default_stream()
+        self._enqueue: Dict[int, Any] = {}  # per call: its recent enqueue times
+        self.holds_timed_out = 0
 
     def describe(self) -> Dict[str, Any]:
         return {"device": "cuda", "name": self.name, "timer": "torch.cuda.Event pair, synchronize per sample",
                 "flush": "read of %d bytes of zeros before every call" % self.flush_bytes,
-                "hold": "torch.cuda._sleep" if self._sleep else "none"}
+                "hold": ("torch.cuda._sleep, per call twice the median of its last 16 enqueue times plus 20 us "
+                         "(50 us to 50 ms)") if self._sleep else "none",
+                "holds_timed_out": self.holds_timed_out}
 
     def sample(self, call) -> float:
+        """One sample. The hold covers the call's queueing — a forward plus autograd's backward
+        takes far longer to queue than a forward — so its launch overhead stays outside the
+        interval (kloop_worker.timing.next_hold_s); a call queued for longer than the hold is
+        counted in holds_timed_out."""
+        recent = self._enqueue.setdefault(id(call), deque(maxlen=16))
+        hold = next_hold_s(recent)
         self._flush.amax()
         self._sync()
         start, end = self._event(enable_timing=True), self._event(enable_timing=True)
         if self._sleep is not None:
-            self._sleep(int(200e-6 * self.mhz * 1e6))  # holds the stream while the call is queued
+            self._sleep(int(hold * self.mhz * 1e6))  # holds the stream while the call is queued
         self._record(start)
+        t0 = _perf_ns()
         call()
+        queued = (_perf_ns() - t0) * 1e-9
         self._record(end, self._stream)
         self._sync()
+        recent.append(queued)
+        if self._sleep is not None and queued > hold:
+            self.holds_timed_out += 1
         return self._elapsed(start, end) * 1e-3
 
 
-def stop_hints() -> Dict[str, Any]:
+def stop_hints(cap_s: Optional[float] = None) -> Dict[str, Any]:
+    """The stopping rule's hints; ``cap_s``: this shape's share of the run's time budget, which
+    lowers its max_time_s (and min_time_s with it) but never its min_samples."""
     env = os.environ
-    return {
+    hints = {
         "min_samples": int(env.get("KLOOP_BENCH_MIN_SAMPLES", "10")),
         "min_time_s": float(env.get("KLOOP_BENCH_MIN_TIME_S", "0.5")),
         "max_time_s": float(env.get("KLOOP_BENCH_MAX_TIME_S", "15")),
         "target_rel_stdev": float(env.get("KLOOP_BENCH_TARGET_RSD", "0.005")),
     }
+    if cap_s is not None:
+        hints["max_time_s"] = min(hints["max_time_s"], cap_s)
+        hints["min_time_s"] = min(hints["min_time_s"], hints["max_time_s"])
+    return hints
+
+
+def env_number(name: str, minimum: float, maximum: float) -> Optional[float]:
+    text = os.environ.get(name, "")
+    if not text:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise BenchError("%s='%s' is not a number" % (name, text))
+    if not (minimum <= v <= maximum):
+        raise BenchError("%s=%s is outside [%g, %g]" % (name, text, minimum, maximum))
+    return v
+
+
+def early_verdict_config() -> Optional[Dict[str, Any]]:
+    """KLOOP_BENCH_EARLY_VERDICT: kloop's early-verdict settings for a two-sided run (JSON, the
+    keys of kloop_worker.early_verdict), or None."""
+    text = os.environ.get("KLOOP_BENCH_EARLY_VERDICT", "")
+    if not text:
+        return None
+    try:
+        cfg = json.loads(text)
+    except ValueError:
+        raise BenchError("KLOOP_BENCH_EARLY_VERDICT is not JSON: %s" % text[:80])
+    if not isinstance(cfg, dict):
+        raise BenchError("KLOOP_BENCH_EARLY_VERDICT must be a JSON object")
+    return cfg
+
+
+class RoundBudget:
+    """KLOOP_BENCH_ROUND_TIME_S: the wall time of one run's shapes (inputs, warm-up, samples),
+    shared out as it goes — each shape's timed loop may use what is left over the shapes not yet
+    run, so a shape that stops early leaves its time to the next. None: no budget."""
+
+    def __init__(self, total_s: Optional[float], shapes: int):
+        self.total_s = total_s
+        self.left = shapes
+        self.start = _perf_ns()
+
+    def next_cap_s(self) -> Optional[float]:
+        if self.total_s is None:
+            return None
+        spent = (_perf_ns() - self.start) * 1e-9
+        cap = max(0.0, self.total_s - spent) / max(1, self.left)
+        self.left -= 1
+        return cap
 
 
 # -- the op's calls --------------------------------------------------------------------------------
@@ -359,8 +566,12 @@ def clear_grads(inputs) -> None:
 
 
 def bench_shape(sides: List[Side], config, inputs, mode: str, clock, warmup: int,
-                guard: Optional["Guard"]) -> Dict[str, List[float]]:
-    """Warm-up of every side, then samples interleaved ABBA until every side's rule says stop."""
+                guard: Optional["Guard"], cap_s: Optional[float] = None,
+                early: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, List[float]], Dict[str, Any]]:
+    """Warm-up of every side, then samples interleaved ABBA until every side's rule says stop —
+    within ``cap_s`` of sample time per side when given — or, with ``early`` and two sides named
+    base and candidate, until the samples settle the verdict (kloop_worker.early_verdict: at its
+    looks only, after its minimum time). Returns the samples per side and how the shape stopped."""
     grad_out = None
     if mode == "fwdbwd":
         sides[0].activate(sides)
@@ -377,8 +588,12 @@ def bench_shape(sides: List[Side], config, inputs, mode: str, clock, warmup: int
             call()
             if guard is not None:
                 guard.ran_own(s)
-    rules = [StoppingRule(stop_hints()) for _ in sides]
+    hints = stop_hints(cap_s)
+    rules = [StoppingRule(hints) for _ in sides]
     samples: List[List[float]] = [[] for _ in sides]
+    names = [s.name for s in sides]
+    judge = early is not None and sorted(names) == ["base", "candidate"]
+    stop: Dict[str, Any] = {}
     i = 0
     while not all(r.done for r in rules):
         order = range(len(sides)) if i % 2 == 0 else reversed(range(len(sides)))
@@ -398,7 +613,20 @@ def bench_shape(sides: List[Side], config, inputs, mode: str, clock, warmup: int
         i += 1
         if guard is not None and (i % 16 == 0 or all(r.done for r in rules)):
             guard.check("the timed calls of %s" % mode)
-    return {s.name: v for s, v in zip(sides, samples)}
+        if judge and early_verdict.is_look(i, early) and i >= hints["min_samples"] and \
+                min(r.total_s for r in rules) >= float(early.get("min_time_s", 0.1)):
+            b, c = samples[names.index("base")], samples[names.index("candidate")]
+            settled = early_verdict.settled_verdict(b, c, early)
+            if settled is not None:
+                if guard is not None:
+                    guard.check("the timed calls of %s" % mode)
+                stop = {"stop": "early_verdict", "early_verdict": settled}
+                break
+    if not stop:
+        stop = {"stop": "+".join(sorted({r.state for r in rules}))}
+    if cap_s is not None:
+        stop["time_cap_s"] = round(cap_s, 6)
+    return {s.name: v for s, v in zip(sides, samples)}, stop
 
 
 class Guard:
@@ -408,12 +636,14 @@ class Guard:
         self.sides = sides
         self.shared = fingerprint(shared_namespaces())
         self.threads = thread_count()
+        self.names = thread_names()
         self.own: Dict[str, Any] = {}
 
     def loaded(self, side: Side) -> None:
         """After a side's import: nothing shared changed, no earlier side's module was touched."""
         if thread_count() > self.threads:
-            raise Fallback("importing side '%s' started %d thread(s)" % (side.name, thread_count() - self.threads))
+            raise Fallback("importing side '%s' started %d thread(s) (%s)"
+                           % (side.name, thread_count() - self.threads, new_threads(self.names)))
         changed = first_change(self.shared, fingerprint(shared_namespaces()))
         if changed:
             raise Fallback("importing side '%s' changed %s" % (side.name, changed))
@@ -424,8 +654,8 @@ class Guard:
         """After a warm-up call of `side`: its own modules may have changed (lazy set-up); no other's."""
         self.check_sides("a warm-up call of side '%s'" % side.name, skip=side)
         if thread_count() > self.threads:
-            raise Fallback("a warm-up call of side '%s' started %d thread(s)"
-                           % (side.name, thread_count() - self.threads))
+            raise Fallback("a warm-up call of side '%s' started %d thread(s) (%s)"
+                           % (side.name, thread_count() - self.threads, new_threads(self.names)))
         self.own[side.name] = fingerprint(side.modules)
 
     def check_sides(self, during: str, skip: Optional[Side] = None) -> None:
@@ -481,9 +711,26 @@ def wanted_keys(args, registry, config) -> List[Tuple[str, str, Dict[str, int]]]
     return out
 
 
+def load_sides(sides: List[Side], config, attr: str, guard: Optional["Guard"]) -> None:
+    """Imports each side's package from its root (guarded with two sides)."""
+    for k, s in enumerate(sides):
+        try:
+            s.load(config.import_path, attr, keep_in_sys_modules=guard is None)
+        except BenchError as e:
+            if k == 0:
+                raise
+            # The first side imported: the package may not import twice in one process (e.g. a
+            # torch.library registration). Separate processes tell a broken side apart.
+            raise Fallback("importing side '%s' after side '%s' failed in one process: %s"
+                           % (s.name, sides[0].name, e))
+        if guard is not None:
+            guard.loaded(s)
+
+
 def run(args) -> Dict[str, Any]:
     named = read_sides()
     sides = [Side(n, r) for n, r in (named or [("candidate", os.getcwd())])]
+    environment = None
     for s in sides:
         if not os.path.isdir(s.root):
             raise BenchError("side '%s': root '%s' is not a directory" % (s.name, s.root))
@@ -503,6 +750,8 @@ def run(args) -> Dict[str, Any]:
     if args.describe:
         return describe(registry, config)
     keys = wanted_keys(args, registry, config)
+    if named is not None and len(sides) > 1:
+        environment = EnvironmentImports([(sd.name, sd.root) for sd in sides], config.import_path)
 
     try:
         import torch  # noqa: F401 -- FLA's registry needs it; a numpy registry does not
@@ -514,38 +763,39 @@ def run(args) -> Dict[str, Any]:
             import triton  # noqa: F401 -- imported before the sides, so its namespace is watched
         except ImportError:
             pass
-    if torch is not None:
-        # torch starts its autograd worker threads at the first backward: before the thread count.
-        x = torch.ones(8, device="cuda" if torch.cuda.is_available() else "cpu", requires_grad=True)
-        (x * 2).sum().backward()
+    start_library_pools(torch)  # before the thread count
+    if environment is not None:
+        environment.import_them()
     guard = Guard(sides) if len(sides) > 1 else None
     attr = getattr(config, "func_name", None) or config.name
-    for k, s in enumerate(sides):
-        try:
-            s.load(config.import_path, attr, keep_in_sys_modules=guard is None)
-        except BenchError as e:
-            if k == 0:
-                raise
-            # The first side imported: the package may not import twice in one process (e.g. a
-            # torch.library registration). Separate processes tell a broken side apart.
-            raise Fallback("importing side '%s' after side '%s' failed in one process: %s"
-                           % (s.name, sides[0].name, e))
-        if guard is not None:
-            guard.loaded(s)
+    try:
+        load_sides(sides, config, attr, guard)
+    except Fallback as e:
+        if environment is None:
+            raise
+        env = environment.describe()
+        raise Fallback("%s (with %d of the %d environment modules the base's import loads in place before it%s)"
+                       % (e, env["loaded"], env["listed"], "; " + env["error"] if "error" in env else ""))
     warmup = max(1, int(os.environ.get("FLA_BENCH_OP_WARMUP_ITERS", "5")))
 
+    budget = RoundBudget(env_number("KLOOP_BENCH_ROUND_TIME_S", 0.0, 86400.0), len(keys))
+    early = early_verdict_config() if guard is not None else None
     results: Dict[str, List[Dict[str, Any]]] = {s.name: [] for s in sides}
     for mode, name, dims in keys:
+        cap = budget.next_cap_s()
         inputs = make_inputs(registry, config, dims, torch)
-        per_side = bench_shape(sides, config, inputs, mode, clock, warmup, guard)
+        per_side, stop = bench_shape(sides, config, inputs, mode, clock, warmup, guard, cap, early)
         for s in sides:
-            results[s.name].append({"mode": mode, "name": name, "samples_ms": per_side[s.name]})
+            results[s.name].append(dict({"mode": mode, "name": name, "samples_ms": per_side[s.name]}, **stop))
         del inputs
     if named is None:
         return {"shapes": results["candidate"], "device": clock.describe()}
-    return {"sides": {n: {"shapes": v} for n, v in results.items()},
-            "method": "interleaved" if len(sides) > 1 else "single",
-            "order": "ABBA per sample" if len(sides) > 1 else "", "device": clock.describe()}
+    doc = {"sides": {n: {"shapes": v} for n, v in results.items()},
+           "method": "interleaved" if len(sides) > 1 else "single",
+           "order": "ABBA per sample" if len(sides) > 1 else "", "device": clock.describe()}
+    if environment is not None:
+        doc["environment_imports"] = environment.describe()
+    return doc
 
 
 def main(argv=None) -> int:

@@ -163,6 +163,11 @@ class CandidateHostLink:
                 pass
 
     def close(self) -> None:
+        if op_times.enabled() and self.sock is not None and self.pid > 0 and not self.death:
+            try:  # the host's own totals, before the socket closes (op_times.py)
+                op_times.merge("in-host%d:" % self.index, self.request({"op": "op_times"}).get("ops"))
+            except (HostDied, HostRefused):
+                pass
         if self.sock is not None:
             self.sock.close()
             self.sock = None

@@ -39,6 +39,7 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from . import nvml as nvml_mod
+from . import op_times
 
 THROTTLE_FRACTION = 0.75
 COOLDOWN_S = 0.2
@@ -188,13 +189,16 @@ class CudaTimer:
         hold = self.hold_s if hold_s is None else hold_s
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
-        self._hold(hold)
-        start.record()
+        with op_times.scope("timer:hold"):
+            self._hold(hold)
+            start.record()
         t0 = time.perf_counter()
         ret = callee.invoke(kwargs)
         t_enqueue = time.perf_counter() - t0
-        end.record(torch.cuda.default_stream())
-        torch.cuda.synchronize()
+        op_times.add("timer:enqueue", t_enqueue)
+        with op_times.scope("timer:sync"):
+            end.record(torch.cuda.default_stream())
+            torch.cuda.synchronize()
         return start.elapsed_time(end) * 1e-3, ret, self._note_enqueue(t_enqueue, hold), t_enqueue
 
     # -- the executor's interface ---------------------------------------------------------------
@@ -202,7 +206,8 @@ class CudaTimer:
     def time_call(self, callee, kwargs, hold_s: Optional[float] = None) -> Tuple[float, Any, Optional[Dict[str, Any]]]:
         """One sample; ``hold_s``: the hold the checker names (None: this timer's own choice)."""
         dt, ret, hold_timed_out, t_enqueue = self._timed(callee, kwargs, hold_s)
-        info = self._record_clock(hold_timed_out)
+        with op_times.scope("timer:clock"):
+            info = self._record_clock(hold_timed_out)
         info["enqueue_s"] = t_enqueue
         return dt, ret, info
 

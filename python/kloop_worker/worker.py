@@ -455,22 +455,23 @@ class Worker:
                 result["numeric_flags_changed"] = flags_changed
             self.ev.write(result)
 
-        # Warm-up: page in code and data, compile (Triton), let clocks and caches settle.
-        warm_start = time.perf_counter()
-        while warm < b.warmup_min_calls or time.perf_counter() - warm_start < b.warmup_min_s:
-            cur = sets[warm % n_sets]
-            self.prepare(cur)
-            dt, out, _ = self.time_call(self.candidate, b.call, cur)
-            warm_s += dt
-            note_flags(out, -1)
-            if not out.ok():
-                return fail("warmup", warm, out)
-            if not self.guards_hold(cur):
-                checks.append(self.damage_facts(cur, out, warm, "warmup"))
-                return finish(INTEGRITY_FAILURE)
-            warm += 1
-            if warm >= 1000:
-                break
+        with op_times.scope("phase:warmup"):
+            # Warm-up: page in code and data, compile (Triton), let clocks and caches settle.
+            warm_start = time.perf_counter()
+            while warm < b.warmup_min_calls or time.perf_counter() - warm_start < b.warmup_min_s:
+                cur = sets[warm % n_sets]
+                self.prepare(cur)
+                dt, out, _ = self.time_call(self.candidate, b.call, cur)
+                warm_s += dt
+                note_flags(out, -1)
+                if not out.ok():
+                    return fail("warmup", warm, out)
+                if not self.guards_hold(cur):
+                    checks.append(self.damage_facts(cur, out, warm, "warmup"))
+                    return finish(INTEGRITY_FAILURE)
+                warm += 1
+                if warm >= 1000:
+                    break
 
         def too_few_windows() -> bool:
             # The job's timer_min_windows: on a machine whose every core is busy one honest window
@@ -614,23 +615,24 @@ class Worker:
             finish()
 
         self.ev.write({"event": "stage", "id": b.id, "stage": "warmup"})
-        warm_start = time.perf_counter()
-        for r in range(1000):
-            if warm[0] >= b.warmup_min_calls and warm[1] >= b.warmup_min_calls and \
-                    time.perf_counter() - warm_start >= 2 * b.warmup_min_s:
-                break
-            for pos in range(2):
-                side = side_at(r, pos)
-                cur = take_set()
-                self.prepare(cur)
-                dt, out, _ = self.time_call(sides[side], b.call, cur)
-                warm_s[side] += dt
-                note_flags(out, side, -1)
-                if not out.ok():
-                    return fail("warmup", side, warm[side], out)
-                if not self.guards_hold(cur):
-                    return damaged(side, self.damage_facts(cur, out, warm[side], "warmup"))
-                warm[side] += 1
+        with op_times.scope("phase:warmup"):
+            warm_start = time.perf_counter()
+            for r in range(1000):
+                if warm[0] >= b.warmup_min_calls and warm[1] >= b.warmup_min_calls and \
+                        time.perf_counter() - warm_start >= 2 * b.warmup_min_s:
+                    break
+                for pos in range(2):
+                    side = side_at(r, pos)
+                    cur = take_set()
+                    self.prepare(cur)
+                    dt, out, _ = self.time_call(sides[side], b.call, cur)
+                    warm_s[side] += dt
+                    note_flags(out, side, -1)
+                    if not out.ok():
+                        return fail("warmup", side, warm[side], out)
+                    if not self.guards_hold(cur):
+                        return damaged(side, self.damage_facts(cur, out, warm[side], "warmup"))
+                    warm[side] += 1
 
         self.ev.write({"event": "stage", "id": b.id, "stage": "timing"})
         rules = [StoppingRule(b.stop), StoppingRule(b.stop)]

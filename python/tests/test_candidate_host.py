@@ -230,6 +230,14 @@ class HonestCandidateTest(unittest.TestCase):
         self.assertEqual(ops["phase:checked_call"]["count"], len(res["checks"]))
         self.assertEqual(ops["phase:reference"]["count"], len(res["checks"]))
         self.assertEqual(ops["phase:bench_item"]["count"], 1)
+        # The warm-up calls are inside phase:warmup; every op carries its longest single time.
+        self.assertGreaterEqual(ops["phase:warmup"]["seconds"], ops["phase:warmup"]["max_s"])
+        self.assertLessEqual(ops["host:time"]["max_s"], ops["host:time"]["seconds"])
+        # The host's own totals come back under in-host0: one serve:time per timed request.
+        self.assertEqual(ops["in-host0:serve:time"]["count"], ops["host:time"]["count"])
+        self.assertEqual(ops["in-host0:serve:flush"]["count"], ops["host:flush"]["count"])
+        self.assertLessEqual(ops["in-host0:serve:time"]["seconds"], ops["host:time"]["seconds"])
+        self.assertNotIn("host:op_times", [k for k in ops if k.startswith("in-host")])
         # Phases contain what runs inside them.
         self.assertLessEqual(ops["phase:compare"]["seconds"], ops["phase:checked_call"]["seconds"])
         self.assertLessEqual(ops["phase:bench_item"]["seconds"], lines[0]["lifetime_s"])

@@ -87,6 +87,43 @@ class FlaRegistryTest(unittest.TestCase):
         n = {s["name"]: len(s["samples_ms"]) for s in doc["sides"]["base"]["shapes"]}
         self.assertEqual(n, {s["name"]: len(s["samples_ms"]) for s in doc["sides"]["candidate"]["shapes"]})
 
+    def test_a_settled_verdict_stops_a_shape_early_and_says_so(self):
+        base, cand = self.copy("base"), self.copy("cand", "slow.py")
+        early = {"min_effect": 0.02, "confidence": 0.95, "first_look": 8, "max_looks": 12, "min_time_s": 0.0}
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)],
+                                  env={"KLOOP_BENCH_EARLY_VERDICT": json.dumps(early),
+                                       "KLOOP_BENCH_MIN_TIME_S": "5", "KLOOP_BENCH_MAX_TIME_S": "20"})
+        self.assertEqual(rc, 0, err)
+        for s in doc["sides"]["candidate"]["shapes"]:
+            # 3 ms against well under 1 ms: settled SLOWER at a look, long before the rule's 5 s.
+            self.assertEqual(s["stop"], "early_verdict", s["name"])
+            self.assertEqual(s["early_verdict"], "SLOWER", s["name"])
+            n = len(s["samples_ms"])
+            self.assertTrue(n % 8 == 0 and ((n // 8) & (n // 8 - 1)) == 0, n)  # a look: 8 * 2^k
+            self.assertLess(sum(s["samples_ms"]), 5000)
+        # One side: no verdict to settle, the setting is ignored.
+        rc, doc, err = self.bench(cwd=base, env={"KLOOP_BENCH_EARLY_VERDICT": json.dumps(early)})
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(all(s["stop"] != "early_verdict" for s in doc["shapes"]))
+
+    def test_a_round_time_budget_bounds_every_shape(self):
+        base, cand = self.copy("base"), self.copy("cand", "slow.py")
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)],
+                                  env={"KLOOP_BENCH_ROUND_TIME_S": "0.4", "KLOOP_BENCH_TARGET_RSD": "0",
+                                       "KLOOP_BENCH_MIN_TIME_S": "30", "KLOOP_BENCH_MAX_TIME_S": "60"})
+        self.assertEqual(rc, 0, err)
+        shapes = doc["sides"]["candidate"]["shapes"]
+        caps = [s["time_cap_s"] for s in shapes]
+        self.assertLessEqual(sum(caps), 0.4 + 1e-9)
+        self.assertTrue(all(c >= 0 for c in caps))
+        for s in shapes:
+            self.assertIn("time_cap", s["stop"])  # the rule stopped at the shape's share, not at 30 s
+            self.assertGreaterEqual(len(s["samples_ms"]), 6)  # min_samples is never cut
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)],
+                                  env={"KLOOP_BENCH_ROUND_TIME_S": "soon"})
+        self.assertEqual(rc, 2)
+        self.assertIn("KLOOP_BENCH_ROUND_TIME_S", doc["error"])
+
     def test_two_sides_from_one_root_each_import_their_own_modules(self):
         root = self.copy("same")
         rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", root), ("candidate", root)])
@@ -105,7 +142,47 @@ class FlaRegistryTest(unittest.TestCase):
         base, cand = self.copy("base"), self.copy("cand", "thread_at_import.py")
         rc, doc, _ = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
         self.assertEqual(rc, 0)
-        self.assertIn("started 1 thread", doc["fallback"])
+        self.assertRegex(doc["fallback"], r"started 1 thread\(s\) \(\S+ x1\)")  # and which, by name
+
+    def with_pool_import(self, root):
+        """The side's kernel imports kloop_test_pool, a module outside every root (the
+        environment) that starts a thread at import, as some of FLA's dependencies do."""
+        path = os.path.join(root, TARGET)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("import kloop_test_pool  # noqa: F401\n" + text)
+        return root
+
+    def pool_site(self):
+        site = os.path.join(self.tmp, "site")
+        os.makedirs(site, exist_ok=True)
+        with open(os.path.join(site, "kloop_test_pool.py"), "w", encoding="utf-8") as f:
+            f.write("import threading\n_stop = threading.Event()\n"
+                    "threading.Thread(target=_stop.wait, args=(60,), daemon=True).start()\n")
+        return {"PYTHONPATH": PYTHON_DIR + os.pathsep + site}
+
+    def test_threads_the_environment_starts_at_import_keep_the_sides_in_one_process(self):
+        env = self.pool_site()
+        base, cand = self.with_pool_import(self.copy("base")), self.with_pool_import(self.copy("cand", "slow.py"))
+        for sides in ([("base", base), ("candidate", cand)], [("candidate", cand), ("base", base)]):
+            rc, doc, err = self.bench(cwd=self.tmp, sides=sides, env=env)
+            self.assertEqual(rc, 0, err)
+            self.assertNotIn("fallback", doc)
+            self.assertEqual(doc["method"], "interleaved")
+            self.assertGreaterEqual(doc["environment_imports"]["imported"], 1, doc["environment_imports"])
+            b, c = self.medians(doc, "base"), self.medians(doc, "candidate")
+            for key in b:
+                self.assertLess(b[key], c[key] / 2, key)  # still each side its own code
+
+    def test_a_candidate_whose_new_dependency_starts_a_thread_still_falls_back(self):
+        # The environment is what the base imports: a candidate cannot widen it.
+        env = self.pool_site()
+        base, cand = self.copy("base"), self.with_pool_import(self.copy("cand"))
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)], env=env)
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(doc["fallback"], r"importing side 'candidate' started 1 thread\(s\)")
+        self.assertRegex(doc["fallback"], r"with \d+ of the \d+ environment modules")
 
     def test_a_second_side_that_does_not_import_falls_back(self):
         base, cand = self.copy("base"), self.copy("cand", "broken_import.py")

@@ -104,6 +104,11 @@ std::string noise_run_line(int index, int runs, const eval::ab_evaluation& r) {
         out += std::string(" ") + mark;
     }
     if (!r.ok) out += " | " + r.reason;
+    // A black-box run: whether its rounds timed both sides in one process (docs/blackbox.md).
+    if (const auto& repo = r.candidate.repository; repo && !repo->ab_timing.empty())
+        out += repo->ab_timing_fallback.empty() && repo->ab_timing.rfind("one process", 0) == 0
+                   ? " | one process"
+                   : " | separate processes" + (repo->ab_timing_fallback.empty() ? "" : ": " + repo->ab_timing_fallback);
     if (!r.device.empty()) out += " | on " + r.device + (r.device_host.empty() ? "" : " (" + r.device_host + ")");
     return out + "\n";
 }

@@ -120,6 +120,9 @@ struct blackbox_spec {
     bool bench_sides = false;
     std::vector<blackbox_bench_shape> bench_shapes;
     int rounds = 2;                        // bench runs per evaluation; A/B rounds (ABBA order)
+    // [bench] round_time_s: one bench run's wall time, shared out over its shapes (the bench
+    // receives KLOOP_BENCH_ROUND_TIME_S; kloop's registry module honours it). None: no bound.
+    std::optional<double> round_time_s;
 };
 
 // [python] (backend = "python" only; docs/python.md): how Python candidates run.

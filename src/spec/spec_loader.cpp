@@ -481,7 +481,8 @@ private:
 
         // [bench]
         const toml::table& bench = require_table(root, 0, "", "bench", "table [bench] (command, shapes) in black-box mode");
-        check_keys(bench, "bench", {"command", "registry", "sides", "cwd", "env", "pass_env", "timeout", "shapes", "rounds"});
+        check_keys(bench, "bench", {"command", "registry", "sides", "cwd", "env", "pass_env", "timeout", "shapes", "rounds",
+                                            "round_time_s"});
         if (const toml::node* reg = find(bench, "registry")) {
             if (const toml::node* cmd = find(bench, "command"))
                 fail(line_of(*cmd), "bench.command",
@@ -529,6 +530,14 @@ private:
                 fail(line_of(*r), "bench.rounds", "must be an integer from 1 to 100, got " +
                                                       (r->is_integer() ? std::to_string(r->as_integer()->get()) : type_name(*r)));
             bb.rounds = static_cast<int>(r->as_integer()->get());
+        }
+        if (const toml::node* r = find(bench, "round_time_s")) {
+            const double v = read_number(*r, "bench.round_time_s");
+            if (!(v > 0) || v > 86400)
+                fail(line_of(*r), "bench.round_time_s",
+                     "must be a positive number of seconds, at most 86400 (one bench run's time, shared out over its "
+                     "shapes), got " + format_number(v));
+            bb.round_time_s = v;
         }
     }
 

@@ -69,6 +69,46 @@ TEST_F(FlaRegistryTest, BothSidesAreTimedInOneProcessAndASlowerCandidateLoses) {
     const auto& shapes = r.record.at("compare").at("shapes");
     ASSERT_EQ(shapes.size(), 2u);
     for (const auto& s : shapes) EXPECT_EQ(s.at("verdict"), "SLOWER") << s.dump();
+    // The bench got the A/B's early-verdict settings, and a 3 ms against a sub-millisecond call
+    // settles at a look: the record says so, per round.
+    EXPECT_NE(env.find("KLOOP_BENCH_EARLY_VERDICT"), std::string::npos) << env;
+    for (const auto& s : shapes) {
+        EXPECT_EQ(s.at("early_verdict"), "SLOWER") << s.dump();
+        EXPECT_NE(s.at("candidate_stop_reason").get<std::string>().find("early_verdict SLOWER; early_verdict SLOWER"),
+                  std::string::npos) << s.dump();
+    }
+}
+
+TEST_F(FlaRegistryTest, NoiseSaysHowEachRunWasTimed) {
+    // Short runs: a sub-millisecond call gathers tens of thousands of samples in seconds.
+    const std::vector<std::string> quick{"--runs", "2", "--min-time", "0.02", "--max-time", "0.1"};
+    auto args = std::vector<std::string>{"noise", m_repo.string(), "--candidate", kernel().string()};
+    args.insert(args.end(), quick.begin(), quick.end());
+    auto r = run(args);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("run   1/2: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("| one process"), std::string::npos) << r.out;
+    args = {"noise", m_repo.string(), "--candidate", cand("thread_at_import.py")};
+    args.insert(args.end(), quick.begin(), quick.end());
+    r = run(args);
+    EXPECT_NE(r.out.find("| separate processes: importing side"), std::string::npos) << r.out << r.err;
+}
+
+TEST_F(FlaRegistryTest, ARoundTimeBoundsEveryBenchRunAndNoEarlyVerdictWithoutAnAB) {
+    auto text = kloop::platform::read_file(m_repo / "op.toml");
+    text.replace(text.find("rounds = 2"), 10, "rounds = 2\nround_time_s = 0.5");
+    kloop::platform::write_file_atomic(m_repo / "op.toml", text);
+    const auto r = verify(cand("fast.py"));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto& bench = r.record.at("blackbox").at("bench");
+    ASSERT_EQ(bench.size(), 2u);
+    const auto env = bench.at(0).at("env").dump();
+    EXPECT_EQ(bench.at(0).at("env").value("KLOOP_BENCH_ROUND_TIME_S", ""), "0.5") << env;
+    EXPECT_EQ(env.find("KLOOP_BENCH_EARLY_VERDICT"), std::string::npos) << "one side: nothing to settle\n" << env;
+    for (const auto& s : r.record.at("bench").at("shapes")) {
+        EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_EQ(s.at("stop_reason").get<std::string>().find("early_verdict"), std::string::npos) << s.dump();
+    }
 }
 
 TEST_F(FlaRegistryTest, AThreadStartedAtImportTimesTheSidesApartAndSaysWhy) {
@@ -137,7 +177,8 @@ TEST_F(FlaRegistryTest, NewWritesASpecFromTheRegistryThatVerifies) {
     const auto text = kloop::platform::read_file(spec);
     for (const char* want : {"root = \"../..\"", "target = \"flalike/ops/scale/chunk.py\"", "\"tests/ops/test_scale.py\"",
                              "\"benchmarks/ops/registry.py\"", "\"flalike/ops/scale/naive.py\"",
-                             "registry = { op = \"chunk_scale\"", "\"fwd/B1_T64_H2_D16\"", "\"fwd/B2_T32_H4_D8\""})
+                             "registry = { op = \"chunk_scale\"", "\"fwd/B1_T64_H2_D16\"", "\"fwd/B2_T32_H4_D8\"",
+                             "round_time_s = 5"})
         EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
     EXPECT_EQ(text.find("B1_T16_H2_D32"), std::string::npos) << "a shape the op's dim_constraints rule out\n" << text;
 

@@ -67,6 +67,12 @@ std::vector<bench_output_shape> parse_shapes(const json& doc, const std::vector<
                     throw std::invalid_argument(at + " ('" + key + "'): \"" + k + "\" must be a number >= 0");
                 (std::string(k) == "flops" ? b.flops : b.bytes) = s.at(k).get<double>();
             }
+        // Informational (the bench's own account of its stopping): kept short, never required.
+        if (s.contains("stop") && s.at("stop").is_string()) b.stop = s.at("stop").get<std::string>().substr(0, 64);
+        if (s.contains("early_verdict") && s.at("early_verdict").is_string()) {
+            const auto v = s.at("early_verdict").get<std::string>();
+            if (v == "FASTER" || v == "SLOWER" || v == "SAME") b.early_verdict = v;
+        }
         out.push_back(std::move(b));
     }
     for (const auto& e : expected)

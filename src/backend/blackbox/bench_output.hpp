@@ -28,6 +28,8 @@ struct bench_output_shape {
     std::vector<double> samples_s;
     std::optional<double> flops;
     std::optional<double> bytes;
+    std::string stop;           // how the bench says the shape stopped ("" = not said), at most 64 chars
+    std::string early_verdict;  // with stop "early_verdict": FASTER, SLOWER or SAME
 };
 
 // Per expected shape key ("mode/name") the samples in seconds. Throws std::invalid_argument with

@@ -18,6 +18,7 @@
 #include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
 #include "eval/record/environment.hpp"
+#include "measure/early_verdict.hpp"
 #include "platform/host_info.hpp"
 #include "platform/sha256.hpp"
 
@@ -31,9 +32,12 @@ namespace {
 // COLUMNS: pytest cuts its "FAILED <node id> - <message>" lines at the terminal width (80 in a pipe).
 env_list gate_kloop_env() { return {{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"}, {"COLUMNS", "200"}}; }
 
-// The stopping-rule hints and the shapes to report; with a [bench] registry, kloop's own module
-// on the path (only kloop_worker/ lives there, so the repository's packages still come from the copy).
-env_list bench_kloop_env(const spec::op_spec& spec, const eval::evaluation_options& o) {
+// The stopping-rule hints, the shapes to report and the run's time budget; in an A/B with the
+// early verdict on, its settings (a two-sided bench may stop a settled shape); with a [bench]
+// registry, kloop's own module on the path (only kloop_worker/ lives there, so the repository's
+// packages still come from the copy).
+env_list bench_kloop_env(const spec::op_spec& spec, const eval::evaluation_options& o,
+                         const measure::ab_config* ab = nullptr) {
     std::string shapes;
     for (const auto& s : spec.blackbox->bench_shapes) shapes += (shapes.empty() ? "" : ",") + s.get_key();
     env_list env{{"PYTHONDONTWRITEBYTECODE", "1"},
@@ -43,6 +47,15 @@ env_list bench_kloop_env(const spec::op_spec& spec, const eval::evaluation_optio
                  {"KLOOP_BENCH_MAX_TIME_S", fmt::format("{}", o.stop.max_time_s)},
                  {"KLOOP_BENCH_TARGET_RSD", fmt::format("{}", o.stop.target_rel_stdev)},
                  {"KLOOP_BENCH_SHAPES", shapes}};
+    if (spec.blackbox->round_time_s)
+        env.emplace_back("KLOOP_BENCH_ROUND_TIME_S", fmt::format("{}", *spec.blackbox->round_time_s));
+    if (ab != nullptr && ab->early_verdict) {
+        const measure::early_verdict_config e;  // the look schedule of the native A/B
+        env.emplace_back("KLOOP_BENCH_EARLY_VERDICT",
+                         json{{"min_effect", ab->min_effect}, {"confidence", ab->confidence}, {"first_look", e.first_look},
+                              {"max_looks", e.max_looks}, {"min_time_s", std::min(e.min_time_s, o.stop.min_time_s)}}
+                             .dump());
+    }
     if (spec.blackbox->bench_registry) env.emplace_back("PYTHONPATH", python::worker_dir().string());
     return env;
 }
@@ -158,7 +171,7 @@ sides_round run_bench_sides(copy_runner& runner, const eval::ab_context& ctx, in
     // Which side is imported first and timed first in each pair alternates by round.
     std::vector<std::pair<std::string, fs::path>> sides{{"base", ctx.base}, {"candidate", ctx.candidate}};
     if (round % 2 == 1) std::swap(sides[0], sides[1]);
-    const auto env = runner.environment_for(bb.bench, bench_kloop_env(ctx.spec, ctx.options));
+    const auto env = runner.environment_for(bb.bench, bench_kloop_env(ctx.spec, ctx.options, &ctx.ab));
     auto o = runner.run_sides(bb.bench, bb.bench.argv, env, sides, bb.bench.timeout_s.value_or(ctx.options.timeout_s),
                               "bench-sides-" + std::to_string(round));
     for (auto* b : {&out.base, &out.candidate}) {
@@ -265,6 +278,29 @@ std::string interpreter_version(const spec::op_spec& spec, const clean_env& env,
     return argv[0] + " (" + v + ")";
 }
 
+// "bench command x2", and how the bench says each run's shape stopped when it says so:
+// "bench command x2 (early_verdict SLOWER; time_cap)".
+std::string stop_reason_of(const std::vector<bench_outcome>& runs, const spec::blackbox_bench_shape& want) {
+    std::string said;
+    for (const auto& r : runs)
+        for (const auto& got : r.shapes)
+            if (got.mode == want.mode && got.name == want.name && !got.stop.empty())
+                said += (said.empty() ? "" : "; ") + got.stop + (got.early_verdict.empty() ? "" : " " + got.early_verdict);
+    return fmt::format("bench command x{}", runs.size()) + (said.empty() ? "" : " (" + said + ")");
+}
+
+// The verdict every run of the shape settled early, or "" (one run went on to its rule or cap).
+std::string early_verdict_of(const std::vector<bench_outcome>& runs, const spec::blackbox_bench_shape& want) {
+    std::string v;
+    for (const auto& r : runs)
+        for (const auto& got : r.shapes)
+            if (got.mode == want.mode && got.name == want.name) {
+                if (got.early_verdict.empty() || (!v.empty() && v != got.early_verdict)) return "";
+                v = got.early_verdict;
+            }
+    return v;
+}
+
 eval::bench_report bench_report_of(const spec::op_spec& spec, const std::vector<bench_outcome>& runs) {
     eval::bench_report b;
     b.ran = true;
@@ -287,7 +323,7 @@ eval::bench_report bench_report_of(const spec::op_spec& spec, const std::vector<
                     if (got.flops) s.flops = got.flops;
                     if (got.bytes) s.bytes = got.bytes;
                 }
-        s.stop_reason = fmt::format("bench command x{}", runs.size());
+        s.stop_reason = stop_reason_of(runs, want);
         if (!failure.empty()) s.error = failure;
         if (!s.samples_s.empty() && failure.empty()) {
             s.stats_s = measure::summarize(s.samples_s);
@@ -488,8 +524,9 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
         eval::ab_shape_result s;
         s.mode = bb.bench_shapes[i].mode;
         s.shape = bb.bench_shapes[i].name;
-        s.base_stop_reason = fmt::format("bench command x{}", base_runs.size());
-        s.candidate_stop_reason = fmt::format("bench command x{}", cand_runs.size());
+        s.base_stop_reason = stop_reason_of(base_runs, bb.bench_shapes[i]);
+        s.candidate_stop_reason = stop_reason_of(cand_runs, bb.bench_shapes[i]);
+        s.early_verdict = one_process ? early_verdict_of(cand_runs, bb.bench_shapes[i]) : "";
         if (!failure.empty()) {
             s.error = std::string("the ") + (failed_side_candidate ? "candidate" : "base") + "'s bench failed: " + failure;
         } else {

@@ -105,7 +105,11 @@ std::string fla_op_toml(const fla_op_facts& f, const fla_op_choices& c) {
     t += "registry = { op = " + toml_string(f.name) + ", python = " + toml_string(c.python) +
          (c.registry_file == "benchmarks/ops/registry.py" ? std::string() : ", file = " + toml_string(c.registry_file)) + " }\n";
     t += "shapes = " + array_of(shapes, "") + "\n";
+    // A round's time: one second per shape, shared out (settled shapes stop at an early verdict
+    // and leave theirs to the noisy ones); at least 5 s.
     t += "rounds = 2\ntimeout = 1800\n";
+    t += fmt::format("round_time_s = {}  # one bench run's time, shared out over its shapes (docs/blackbox.md)\n",
+                     std::max<std::size_t>(5, shapes.size()));
     return t;
 }
 

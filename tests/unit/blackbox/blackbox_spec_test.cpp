@@ -87,6 +87,7 @@ TEST_F(BlackboxSpecTest, LoadsTheModel) {
     EXPECT_DOUBLE_EQ(*bb.gate.timeout_s, 300);
     EXPECT_FALSE(bb.bench.timeout_s);
     EXPECT_EQ(bb.rounds, 3);
+    EXPECT_FALSE(bb.round_time_s);  // unset: no bound on a bench run
     ASSERT_EQ(bb.bench_shapes.size(), 2u);
     EXPECT_EQ(bb.bench_shapes[0].get_key(), "bench/n64_d256");
     EXPECT_EQ(bb.bench_shapes[1].get_key(), "fwd/n128_d100");
@@ -162,6 +163,9 @@ TEST_F(BlackboxSpecTest, Errors) {
     expect_error(edit("shapes = [\"n64_d256\", \"fwd/n128_d100\"]", "shapes = [\"a b\"]"), "bench.shapes[0]", 16,
                  "\"mode/name\"");
     expect_error(edit("rounds = 3", "rounds = 0"), "bench.rounds", 17, "from 1 to 100");
+    expect_error(edit("rounds = 3", "rounds = 3\nround_time_s = 0"), "bench.round_time_s", 18, "positive number of seconds");
+    expect_error(edit("rounds = 3", "rounds = 3\nround_time_s = \"1m\""), "bench.round_time_s", 18, "must be a number");
+    EXPECT_DOUBLE_EQ(*parse(edit("rounds = 3", "rounds = 3\nround_time_s = 12.5")).blackbox->round_time_s, 12.5);
     expect_error(edit("[bench]\n", "[bench]\ncwd = \"nope\"\n"), "bench.cwd", 15, "does not exist");
     expect_error(edit("[gate]\n", ""), "repo.command", 9, "unknown field 'command'");  // the keys land in [repo]
 }
