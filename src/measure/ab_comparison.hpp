@@ -7,7 +7,9 @@
 //   interval: percentile bootstrap. `resamples` times, resample each side independently with
 //     replacement (same sizes), take the ratio of the two medians; ci_low / ci_high are the
 //     (1 - confidence)/2 and (1 + confidence)/2 percentiles of those ratios (linear
-//     interpolation, measure/statistics). Deterministic: kloop::rng seeded with `seed`.
+//     interpolation, measure/statistics). Deterministic: kloop::rng seeded with `seed`. A
+//     replicate's median is drawn from the sorted sample directly (measure/bootstrap_median),
+//     exactly the distribution of resampling every value, at a cost independent of its size.
 //   verdict, with e = min_effect:
 //     faster    ci_low  >= 1 + e
 //     slower    ci_high <= 1 / (1 + e)
