@@ -54,7 +54,10 @@ import importlib.util
 import json
 import math
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -209,35 +212,29 @@ class Side:
         sys.modules.update(self.modules)
 
 
-# Run by a fresh interpreter (argv: root, import path, the roots as JSON): imports the op's module
-# from the root and prints, as JSON, the modules that import loaded from outside every root, in the
-# order they were first entered into sys.modules (a package before its submodules).
-_LIST_ENVIRONMENT = r"""
-import importlib, json, os, sys
-root, path, roots = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
-sys.path.insert(0, root)
-before = set(sys.modules)
-try:
-    importlib.import_module(path)
-except Exception:
-    pass
-def where(m):
-    f = getattr(m, "__file__", None)
-    if f:
-        return os.path.realpath(f)
-    p = getattr(m, "__path__", None)
+def list_environment(argv: List[str]) -> None:
+    """Run by a fresh interpreter (argv: root, import path, the roots as JSON): imports the op's
+    module from the root and prints, as JSON, the modules that import loaded from outside every
+    root, in the order they were first entered into sys.modules (a package before its
+    submodules). Never returns."""
+    root, path, roots = argv[0], argv[1], [os.path.realpath(r) for r in json.loads(argv[2])]
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", os.getcwd())]
+    sys.path.insert(0, root)
+    before = set(sys.modules)
     try:
-        return os.path.realpath(next(iter(p))) if p is not None else None
-    except (TypeError, StopIteration):
-        return None
-def inside(f):
-    return f is not None and any(f == r or f.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
-names = [n for n, m in list(sys.modules.items()) if n not in before and not inside(where(m))]
-sys.stdout.write("\n" + json.dumps(names) + "\n")
-sys.stdout.flush()
-os._exit(0)
-"""
+        importlib.import_module(path)
+    except Exception:  # noqa: BLE001 - what it loaded before failing is listed all the same
+        pass
+    names = [n for n, m in list(sys.modules.items())
+             if n not in before and not any(_under(_module_path(m), r) for r in roots)]
+    sys.stdout.write("\n" + json.dumps(names) + "\n")
+    sys.stdout.flush()
+    os._exit(0)
+
+
+# The listing interpreter's program: this package from where this process found it.
+_LIST_ENVIRONMENT = ("import sys; sys.path.insert(0, %r); from kloop_worker.fla_registry import list_environment; "
+                     "list_environment(sys.argv[1:])" % os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class EnvironmentImports:
@@ -256,10 +253,8 @@ class EnvironmentImports:
         self.error = ""
         self.names: List[str] = []
         self.imported = 0
+        self.loaded = 0
         try:
-            import subprocess
-            import tempfile
-
             self._dir = tempfile.mkdtemp(prefix="kloop-fla-env-")
             self._proc = subprocess.Popen([sys.executable, "-c", _LIST_ENVIRONMENT, os.path.realpath(base), import_path,
                                            json.dumps(roots)], cwd=self._dir, stdin=subprocess.DEVNULL,
@@ -280,8 +275,6 @@ class EnvironmentImports:
                 self._proc.kill()
                 self.error = "%s: %s" % (type(e).__name__, e)
             finally:
-                import shutil
-
                 shutil.rmtree(self._dir, ignore_errors=True)
         for name in self.names:
             if name in sys.modules or name == "__main__":
@@ -294,8 +287,7 @@ class EnvironmentImports:
         self.loaded = sum(1 for n in self.names if n in sys.modules)
 
     def describe(self) -> Dict[str, Any]:
-        d: Dict[str, Any] = {"listed": len(self.names), "imported": self.imported,
-                             "loaded": getattr(self, "loaded", 0)}
+        d: Dict[str, Any] = {"listed": len(self.names), "imported": self.imported, "loaded": self.loaded}
         if self.error:
             d["error"] = self.error
         return d

@@ -322,13 +322,7 @@ void time_interleaved(const ab_context& ctx, const evaluation_options& options, 
     job.candidate_device = device;
     job.reference_device = r.candidate.reference_build.device.empty() ? std::string("cpu") : r.candidate.reference_build.device;
     job.phase = runner::job_phase::ab;
-    for (auto& item : job.bench) {
-        item.early_verdict.enabled = r.config.early_verdict;
-        item.early_verdict.min_effect = r.config.min_effect;
-        item.early_verdict.confidence = r.config.confidence;
-        // A look never waits longer than the stopping rule itself would.
-        item.early_verdict.min_time_s = std::min(item.early_verdict.min_time_s, item.stop.min_time_s);
-    }
+    for (auto& item : job.bench) item.early_verdict = measure::early_verdict_for(r.config, item.stop.min_time_s);
     job.candidate_lib = r.candidate.candidate_build.library;
     job.base_lib = r.base.candidate_build.library;
     job.reference_lib = r.candidate.reference_build.library;

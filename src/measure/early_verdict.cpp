@@ -37,6 +37,15 @@ std::optional<interval> median_interval(std::span<const double> x, double z) {
 
 }  // namespace
 
+early_verdict_config early_verdict_for(const ab_config& ab, double stop_min_time_s) {
+    early_verdict_config e;
+    e.enabled = ab.early_verdict;
+    e.min_effect = ab.min_effect;
+    e.confidence = ab.confidence;
+    e.min_time_s = std::min(e.min_time_s, stop_min_time_s);
+    return e;
+}
+
 bool is_early_verdict_look(std::size_t n, const early_verdict_config& c) {
     if (c.first_look <= 0) return false;
     const auto first = static_cast<std::size_t>(c.first_look);

@@ -38,6 +38,10 @@ struct early_verdict_config {
     double min_time_s = 0.1;    // measurement time per side before any look
 };
 
+// An A/B's early-verdict settings: its verdict band, confidence and on/off switch, the default look
+// schedule, and a time floor that never waits longer than the stopping rule's own minimum time.
+[[nodiscard]] early_verdict_config early_verdict_for(const ab_config& ab, double stop_min_time_s);
+
 // Whether n samples per side is a look (n = first_look * 2^k).
 [[nodiscard]] bool is_early_verdict_look(std::size_t n, const early_verdict_config& c);
 

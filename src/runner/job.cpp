@@ -70,6 +70,15 @@ tensor_plan tensor_from(const json& j) {
     return t;
 }
 
+}  // namespace
+
+json early_verdict_json(const measure::early_verdict_config& e) {
+    return json{{"min_effect", e.min_effect}, {"confidence", e.confidence}, {"first_look", e.first_look},
+                {"max_looks", e.max_looks}, {"min_time_s", e.min_time_s}};
+}
+
+namespace {
+
 json stop_json(const measure::stopping_config& c) {
     return json{{"min_samples", c.min_samples},
                 {"min_time_s", c.min_time_s},
@@ -130,10 +139,7 @@ void to_json(json& j, const job& x) {
                          {"warmup_min_s", b.warmup_min_s},
                          {"timer_min_windows", b.timer_min_windows},
                          {"stop", stop_json(b.stop)}});
-        if (const auto& e = b.early_verdict; e.enabled)
-            bench.back()["early_verdict"] = {{"min_effect", e.min_effect}, {"confidence", e.confidence},
-                                             {"first_look", e.first_look}, {"max_looks", e.max_looks},
-                                             {"min_time_s", e.min_time_s}};
+        if (const auto& e = b.early_verdict; e.enabled) bench.back()["early_verdict"] = early_verdict_json(e);
     }
     j = json{{"schema_version", x.schema_version},
              {"phase", to_string(x.phase)},

@@ -114,4 +114,8 @@ struct job {
 void to_json(nlohmann::json& j, const job& x);
 void from_json(const nlohmann::json& j, job& x);  // throws std::runtime_error on a bad job
 
+// An enabled early verdict as a job item carries it: {min_effect, confidence, first_look,
+// max_looks, min_time_s} (also what a two-sided black-box bench reads, KLOOP_BENCH_EARLY_VERDICT).
+[[nodiscard]] nlohmann::json early_verdict_json(const measure::early_verdict_config& e);
+
 }  // namespace kloop::runner

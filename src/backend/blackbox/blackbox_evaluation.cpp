@@ -19,6 +19,7 @@
 #include "core/error.hpp"
 #include "eval/record/environment.hpp"
 #include "measure/early_verdict.hpp"
+#include "runner/job.hpp"
 #include "platform/host_info.hpp"
 #include "platform/sha256.hpp"
 
@@ -49,13 +50,9 @@ env_list bench_kloop_env(const spec::op_spec& spec, const eval::evaluation_optio
                  {"KLOOP_BENCH_SHAPES", shapes}};
     if (spec.blackbox->round_time_s)
         env.emplace_back("KLOOP_BENCH_ROUND_TIME_S", fmt::format("{}", *spec.blackbox->round_time_s));
-    if (ab != nullptr && ab->early_verdict) {
-        const measure::early_verdict_config e;  // the look schedule of the native A/B
+    if (ab != nullptr && ab->early_verdict)  // the native A/B's settings and look schedule
         env.emplace_back("KLOOP_BENCH_EARLY_VERDICT",
-                         json{{"min_effect", ab->min_effect}, {"confidence", ab->confidence}, {"first_look", e.first_look},
-                              {"max_looks", e.max_looks}, {"min_time_s", std::min(e.min_time_s, o.stop.min_time_s)}}
-                             .dump());
-    }
+                         runner::early_verdict_json(measure::early_verdict_for(*ab, o.stop.min_time_s)).dump());
     if (spec.blackbox->bench_registry) env.emplace_back("PYTHONPATH", python::worker_dir().string());
     return env;
 }
@@ -278,26 +275,33 @@ std::string interpreter_version(const spec::op_spec& spec, const clean_env& env,
     return argv[0] + " (" + v + ")";
 }
 
+// What each run reported for one spec shape, in run order.
+std::vector<const bench_output_shape*> reports_of(const std::vector<bench_outcome>& runs,
+                                                  const spec::blackbox_bench_shape& want) {
+    std::vector<const bench_output_shape*> out;
+    for (const auto& r : runs)
+        for (const auto& got : r.shapes)
+            if (got.mode == want.mode && got.name == want.name) out.push_back(&got);
+    return out;
+}
+
 // "bench command x2", and how the bench says each run's shape stopped when it says so:
 // "bench command x2 (early_verdict SLOWER; time_cap)".
 std::string stop_reason_of(const std::vector<bench_outcome>& runs, const spec::blackbox_bench_shape& want) {
     std::string said;
-    for (const auto& r : runs)
-        for (const auto& got : r.shapes)
-            if (got.mode == want.mode && got.name == want.name && !got.stop.empty())
-                said += (said.empty() ? "" : "; ") + got.stop + (got.early_verdict.empty() ? "" : " " + got.early_verdict);
+    for (const auto* got : reports_of(runs, want))
+        if (!got->stop.empty())
+            said += (said.empty() ? "" : "; ") + got->stop + (got->early_verdict.empty() ? "" : " " + got->early_verdict);
     return fmt::format("bench command x{}", runs.size()) + (said.empty() ? "" : " (" + said + ")");
 }
 
 // The verdict every run of the shape settled early, or "" (one run went on to its rule or cap).
 std::string early_verdict_of(const std::vector<bench_outcome>& runs, const spec::blackbox_bench_shape& want) {
     std::string v;
-    for (const auto& r : runs)
-        for (const auto& got : r.shapes)
-            if (got.mode == want.mode && got.name == want.name) {
-                if (got.early_verdict.empty() || (!v.empty() && v != got.early_verdict)) return "";
-                v = got.early_verdict;
-            }
+    for (const auto* got : reports_of(runs, want)) {
+        if (got->early_verdict.empty() || (!v.empty() && v != got->early_verdict)) return "";
+        v = got->early_verdict;
+    }
     return v;
 }
 
@@ -316,13 +320,11 @@ eval::bench_report bench_report_of(const spec::op_spec& spec, const std::vector<
         eval::bench_shape_report s;
         s.mode = want.mode;
         s.shape = want.name;
-        for (const auto& r : runs)
-            for (const auto& got : r.shapes)
-                if (got.mode == want.mode && got.name == want.name) {
-                    s.samples_s.insert(s.samples_s.end(), got.samples_s.begin(), got.samples_s.end());
-                    if (got.flops) s.flops = got.flops;
-                    if (got.bytes) s.bytes = got.bytes;
-                }
+        for (const auto* got : reports_of(runs, want)) {
+            s.samples_s.insert(s.samples_s.end(), got->samples_s.begin(), got->samples_s.end());
+            if (got->flops) s.flops = got->flops;
+            if (got->bytes) s.bytes = got->bytes;
+        }
         s.stop_reason = stop_reason_of(runs, want);
         if (!failure.empty()) s.error = failure;
         if (!s.samples_s.empty() && failure.empty()) {
