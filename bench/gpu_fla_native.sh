@@ -13,6 +13,9 @@
 # STEPS (default all): ref sgla_cold sgla_warm sgla_listed gla_cold gla_warm broken cache_out
 #   sgla_listed: warm, the listed shapes only (--held-out 0): a held-out shape is new to FLA's
 #   autotuners (chunk_fwd_o's key holds H, chunk_fwd_h's K and V), so its first call autotunes
+#   sgla_cuda: the CUDA forward (versions/v1_cuda.cu, a native candidate of the Python op), its gate
+#   and bench for the forward modes, two held-out shapes each
+#   sgla_cuda_ab: that CUDA forward against v0 (FLA's Triton) in one A/B, forward modes
 #   cache_out: kloop's Python build cache and JIT caches (Triton's, Inductor's) as OUT_DIR/kloop-cache.tgz.*
 #   (15 MiB parts); with KLOOP_CACHE_TGZ=PREFIX set, the parts PREFIX.* are unpacked into the cache
 #   first (a later machine starts warm).
@@ -42,5 +45,9 @@ for step in $steps; do case $step in
   gla_warm)  run gla_warm ${BOX:-300} "$k" verify $g --candidate $g/versions/v0_fla.py --json-out "$out/gla_warm.json" ;;
   broken)    run sgla_unguarded ${BOX:-300} "$k" verify $s --candidate $s/broken/fla_chunk_bwd_unguarded.py --no-bench \
                  --mode bwd --mode bwd_varlen --json-out "$out/sgla_unguarded.json" ;;
+  sgla_cuda) run sgla_cuda ${BOX:-200} "$k" verify $s --candidate $s/versions/v1_cuda.cu --mode fwd --mode fwd_varlen \
+                 --held-out 2 --json-out "$out/sgla_cuda.json" ;;
+  sgla_cuda_ab) run sgla_cuda_ab ${BOX:-300} "$k" compare $s --candidate $s/versions/v1_cuda.cu --base $s/versions/v0_fla.py \
+                 --mode fwd --mode fwd_varlen --json-out "$out/sgla_cuda_ab.json" ;;
   cache_out) tar -cz -C "$cache" python python-jit | split -b 15M - "$out/kloop-cache.tgz." && du -ch "$out"/kloop-cache.tgz.* | tee -a "$out/steps.txt" ;;
 esac; done

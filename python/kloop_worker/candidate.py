@@ -34,6 +34,7 @@ import sys
 import traceback
 from typing import Any, Dict, List, Optional
 
+from .native_library import NativeCallee, NativeLibrary, is_native
 from .protocol import CallPlan
 
 
@@ -74,8 +75,11 @@ def use_caches(manifest: Dict[str, Any]) -> None:
 
 def import_library(manifest: Dict[str, Any]):
     """Import the snapshot under the manifest's module name; the source's directory goes on
-    sys.path so the candidate can import its sibling modules."""
+    sys.path so the candidate can import its sibling modules. A native library (built from a
+    ``.cu`` or C++ source) is loaded instead: native_library.py."""
     use_caches(manifest)
+    if is_native(manifest):
+        return NativeLibrary(manifest, LoadError)
     src_dir = os.path.dirname(os.path.abspath(manifest["source"]))
     if src_dir not in sys.path:
         sys.path.insert(0, src_dir)
@@ -362,6 +366,14 @@ class SeedCallee(Callee):
 
 def bind_candidate(module, manifest, plan: CallPlan, backend, modes: List[str]) -> Callee:
     file = os.path.basename(manifest["source"])
+    if isinstance(module, NativeLibrary):
+        fn = module.entry(plan.entry)
+        if fn is None:
+            raise LoadError(
+                "%s exports no function '%s' (the entry of mode '%s': extern \"C\" int %s(const kl_args*))"
+                % (file, plan.entry, plan.mode, plan.entry)
+            )
+        return NativeCallee(fn, plan, backend, manifest, _files_of(manifest))
     fn = getattr(module, plan.entry, None)
     if callable(fn):
         return EntryCallee(fn, plan, backend, manifest, "entry")

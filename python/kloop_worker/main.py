@@ -7,10 +7,13 @@
         bad command line or job.
 
     python -m kloop_worker --probe --source S --snapshot P --module NAME --device D
-                           --role candidate|reference [--triton-cache DIR] --out FACTS.json
+                           --role candidate|reference [--triton-cache DIR]
+                           [--native-sha256 HEX] --out FACTS.json
         kloop's "build" step for a Python source: the interpreter's and the packages' versions,
         the tensor mode this machine gives the spec's device, the static screen of the source
-        (python_source_screen) and whether the snapshot imports. Writes one JSON object to
+        (python_source_screen) and whether the snapshot imports; with --native-sha256 the
+        snapshot is a native library kloop built (native_library.py): no screen, and whether it
+        loads with that hash. Writes one JSON object to
         FACTS.json and exits 0; a problem of the environment is reported in it
         ("environment_error", "missing_module"), as is an import failure ("import_error").
 
@@ -52,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="auto")
     p.add_argument("--role", default="candidate")
     p.add_argument("--triton-cache", default="")
+    p.add_argument("--native-sha256", default="")  # the snapshot is a native library with this hash
     p.add_argument("--out")
     return p
 
@@ -367,6 +371,20 @@ def _fatal_event(e) -> dict:
     return event
 
 
+def _probe_native(args, facts) -> None:
+    """A native library (native_library.py): no source screen (its imported symbols are checked
+    instead, by kloop), a load with the hash checked."""
+    from .candidate import LoadError
+    from .native_library import NativeLibrary
+
+    facts["native"] = True
+    manifest = {"source": args.source, "snapshot": args.snapshot, "native": True, "native_sha256": args.native_sha256}
+    try:
+        NativeLibrary(manifest, LoadError)
+    except LoadError as e:
+        facts["import_error"] = str(e)
+
+
 def probe(args) -> int:
     if not args.out or not args.source or not args.snapshot:
         sys.stderr.write("usage: python -m kloop_worker --probe --source S --snapshot P --module M --out FILE\n")
@@ -376,7 +394,9 @@ def probe(args) -> int:
     facts = environment.resolve(args.device)
     leave_the_fork_if_needed(facts)
     facts["protocol"] = PROTOCOL_VERSION
-    if "environment_error" not in facts:
+    if "environment_error" not in facts and args.native_sha256:
+        _probe_native(args, facts)
+    elif "environment_error" not in facts:
         from . import screen
 
         try:

@@ -32,9 +32,15 @@ source_plan plan_source(spec::backend_kind backend, const std::filesystem::path&
     }
     if (backend == spec::backend_kind::python) {
         if (ext == ".py") return {builder_kind::python, "python"};
+        // A native candidate: built by nvcc or the C++ compiler, called by the Python worker.
+        if (role == source_role::candidate && ext == ".cu") return {builder_kind::nvcc, "python"};
+        if (role == source_role::candidate && is_cpp(ext)) return {builder_kind::cpp, "python"};
         throw usage_error(std::string(what) + " '" + source.string() + "': extension '" + ext +
                           "' is not supported by the python backend (use .py: a module with the entry functions" +
-                          (role == source_role::candidate ? ", or setup() and run_kernel()" : "") + "; docs/python.md)");
+                          (role == source_role::candidate
+                               ? ", or setup() and run_kernel(); or a native library's source: .cu, .cpp, .cc, .cxx, .c"
+                               : "") +
+                          "; docs/python.md)");
     }
     if (is_cpp(ext)) return {builder_kind::cpp, "cpu"};
     throw usage_error(std::string(what) + " '" + source.string() + "': extension '" + ext +

@@ -8,9 +8,13 @@
 //   cuda      .cu (candidate, ref)  nvcc      cuda     kloop-runner-cuda
 //   cuda      .cpp … (reference)    c++       cpu      kloop-runner-cuda (runs both sides)
 //   python    .py (candidate, ref)  python    python   <python> -m kloop_worker (backend/python)
+//   python    .cu (candidate)       nvcc      python   the same worker, through the C ABI
+//   python    .cpp … (candidate)    c++       python   the same worker, through the C ABI
 //
 // A python "build" imports the source once in the chosen interpreter (backend/python/
 // python_builder); the device "python" means the Python worker runs it, whatever tensors it uses.
+// A native candidate of a Python op is compiled as a native op's would be, then loaded by the
+// worker (python/kloop_worker/native_library.py) and called on its tensors.
 //
 // Anything else is a usage error naming the file and the extensions allowed. A cuda spec on a
 // kloop built without CUDA is a usage error too (exit 2), saying so. Pure: no I/O.

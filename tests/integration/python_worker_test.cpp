@@ -176,6 +176,68 @@ INSTANTIATE_TEST_SUITE_P(
                       broken_case{"kill_orchestrator.py", "killed by SIGSYS", ""}),
     [](const auto& p) { return fs::path(p.param.file).stem().string(); });
 
+// A native candidate of a Python op: C++ built by kloop's C++ builder (its cache), loaded by the
+// worker's candidate host through the C ABI and gated on the worker's buffers like a module is;
+// its imported symbols are checked in place of the source screen.
+TEST(PythonNativeCandidateTest, PassesTheGateThroughTheCAbi) {
+    const auto r = verify("versions/v2_native.cpp", {"--held-out", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto& rec = r.record;
+    EXPECT_EQ(rec.at("status"), "passed");
+    EXPECT_EQ(rec.at("gate").at("status"), "pass");
+    for (const auto& c : rec.at("gate").at("cases")) EXPECT_EQ(c.at("status"), "pass") << c.dump();
+    const auto& build = rec.at("build").at("candidate");
+    EXPECT_EQ(build.at("device"), "python");
+    EXPECT_EQ(build.at("target"), "numpy");  // the worker's tensors
+    const auto version = build.at("compiler_version").get<std::string>();
+    EXPECT_NE(version.find("Python"), std::string::npos) << version;  // the C++ compiler's line, then the worker's
+    const auto manifest = nlohmann::json::parse(kloop::platform::read_file(build.at("library").get<std::string>()));
+    EXPECT_TRUE(manifest.at("native").get<bool>());
+    EXPECT_EQ(manifest.at("native_sha256").get<std::string>().size(), 64u);
+    EXPECT_EQ(fs::path(manifest.at("snapshot").get<std::string>()).filename(), "v2_native.cpp.so");
+    for (const auto& s : rec.at("bench").at("shapes")) {
+        EXPECT_TRUE(s.at("ok").get<bool>()) << s.dump();
+        EXPECT_EQ(s.at("checks_failed").get<int>(), 0) << s.dump();
+    }
+    for (const char* name : {"poison_unwritten_outputs", "red_zones", "inputs_unchanged", "timed_output_checks",
+                             "imported_symbols"}) {
+        const auto* c = find_check(rec, name);
+        ASSERT_NE(c, nullptr) << name;
+        EXPECT_EQ(c->at("status"), "pass") << name << ": " << c->dump();
+    }
+    EXPECT_EQ(find_check(rec, "python_source_screen"), nullptr);  // no module to screen
+    // Built once: the second run hits both the native build and the Python one.
+    const auto again = verify("versions/v2_native.cpp", {"--no-bench"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_TRUE(again.record.at("build").at("candidate").at("cache_hit").get<bool>());
+}
+
+TEST(PythonNativeCandidateTest, IsJudgedLikeAnyCandidate) {
+    const auto wrong = verify("broken/native_wrong_result.cpp", {"--no-bench"});
+    ASSERT_EQ(wrong.exit_code, 3) << wrong.err << wrong.out;
+    EXPECT_NE(all_reasons(wrong.record).find("output 'y'"), std::string::npos) << all_reasons(wrong.record);
+    // Correct outputs, but a clock of its own: the library's imports fail it.
+    const auto timer = verify("broken/native_timer.cpp", {"--no-bench"});
+    ASSERT_EQ(timer.exit_code, 3) << timer.err << timer.out;
+    const auto* c = find_check(timer.record, "imported_symbols");
+    ASSERT_NE(c, nullptr) << timer.out;
+    EXPECT_EQ(c->at("status"), "fail") << c->dump();
+    EXPECT_NE(c->at("detail").get<std::string>().find("clock_gettime"), std::string::npos) << c->dump();
+}
+
+TEST(PythonNativeCandidateTest, ACompileErrorIsAFailedBuildWithTheCompilersWords) {
+    const auto dir = temp_dir("native-compile-error");
+    fs::copy(op_dir(), dir, fs::copy_options::recursive);
+    kloop::platform::write_file_atomic(dir / "bad.cpp", "extern \"C\" int rmsnorm_fwd(const kl_args* a) { return undeclared_name; }\n");
+    const auto r = run({"verify", dir.string(), "--candidate", (dir / "bad.cpp").string(), "--json", "--no-bench"});
+    EXPECT_EQ(r.exit_code, 4) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    EXPECT_EQ(r.record.at("status"), "build_failed") << r.out;
+    const auto diag = r.record.at("build").at("candidate").at("diagnostics").get<std::string>();
+    EXPECT_NE(diag.find("undeclared_name"), std::string::npos) << diag;
+    fs::remove_all(dir);
+}
+
 TEST(PythonVerifyTest, HangNamesTheCallInFlight) {
     const auto r = verify("broken/hang.py", {"--timeout", "5", "--mode", "fwd", "--gate-k", "n64", "--no-bench"});
     ASSERT_EQ(r.exit_code, 3) << r.err << r.out;

@@ -1,14 +1,47 @@
 // kloop backend/python: the Python backend (see python_backend.hpp).
 #include "backend/python/python_backend.hpp"
 
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/native_runner.hpp"
 #include "backend/python/fork_server.hpp"
 #include "backend/python/python_builder.hpp"
 #include "backend/python/python_checks.hpp"
 #include "backend/python/python_worker.hpp"
+#include "core/error.hpp"
 
 namespace kloop::backend::python {
 
 namespace {
+
+// A native candidate (.cu, or C++ for the host): built by the CUDA or CPU backend's builder (their
+// cache, flags, [build] settings and ptxas report), then "built" as a Python library whose snapshot
+// is that shared object. The record is the Python build's (the manifest, the worker's target)
+// with the native compile's command, time, warnings and report.
+build_record build_native(const build_inputs& in) {
+    const bool cuda = plan_source(spec::backend_kind::python, in.source, in.role).builder == builder_kind::nvcc;
+    const build_record nat = cuda ? cuda::cuda_backend().build(in) : cpu::cpu_backend().build(in);
+    if (!nat.ok) return nat;
+    build_request req;
+    req.source = in.source;
+    req.role = in.role;
+    req.spec = &in.spec;
+    req.cache_dir = in.cache_dir;
+    req.timeout_s = in.timeout_s;
+    req.native_library = nat.library;
+    python_builder builder(in.commands);
+    build_record rec = builder.build(req);
+    rec.cache_hit = rec.cache_hit && nat.cache_hit;
+    rec.wall_s += nat.wall_s;
+    rec.compile_wall_s += nat.compile_wall_s;
+    rec.argv = nat.argv;
+    rec.compiler = nat.compiler;
+    rec.compiler_version = nat.compiler_version + "; " + rec.compiler_version;
+    if (!nat.target.empty()) rec.target += "; " + nat.target;  // "torch-cuda; sm_90a": the tensors first
+    rec.ptxas = nat.ptxas;
+    if (!nat.diagnostics.empty()) rec.diagnostics = nat.diagnostics + (rec.diagnostics.empty() ? "" : "\n" + rec.diagnostics);
+    return rec;
+}
 
 class python_backend_impl final : public op_backend {
 public:
@@ -18,12 +51,8 @@ public:
         return plan_source(spec::backend_kind::python, source, role);
     }
 
-    // A module sees only its own directory and the spec's include_dirs: no C ABI headers.
-    [[nodiscard]] std::vector<std::filesystem::path> header_dirs(const spec::op_spec& spec) const override {
-        return op_include_dirs(spec);
-    }
-
     [[nodiscard]] build_record build(const build_inputs& in) const override {
+        if (plan(in.spec, in.source, in.role).builder != builder_kind::python) return build_native(in);
         const auto found = in.sources ? *in.sources : find_local_sources(in.source, builder_kind::python, {});
         build_request req;
         req.source = in.source;
@@ -48,7 +77,15 @@ public:
         if (!in.wrapped) route_through_fork_server(req, py.worker_dir, py.may_use_torch);
     }
 
+    // A module's source is screened; a native library's imported symbols are checked as the
+    // native backends check theirs.
     [[nodiscard]] eval::integrity_check artefact_check(const build_record& candidate) const override {
+        try {
+            const auto m = read_manifest(candidate.library);
+            if (m.native) return imported_symbols_check(m.snapshot);
+        } catch (const usage_error&) {
+            // source_screen_check fails it, naming the manifest
+        }
         return source_screen_check(candidate.library);
     }
 

@@ -104,7 +104,9 @@ build_record python_builder::build(const build_request& r) {
     const auto t0 = clock_type::now();
     if (r.source.empty() || r.spec == nullptr) throw internal_error("python build: no source or spec given");
     const fs::path source = fs::absolute(r.source).lexically_normal();
-    const std::string source_bytes = platform::read_file(source);
+    const bool native = !r.native_library.empty();
+    // A native candidate is its library: the bytes that run (the source's headers are in them).
+    const std::string source_bytes = platform::read_file(native ? r.native_library : source);
     const fs::path cache_root = r.cache_dir.empty() ? platform::cache_dir() : fs::absolute(r.cache_dir);
     const auto choice = choose_interpreter(*r.spec);
     const compiler_identity py = identify_compiler(
@@ -117,7 +119,7 @@ build_record python_builder::build(const build_request& r) {
     const std::string role = r.role == source_role::candidate ? "candidate" : "reference";
 
     platform::sha256_hasher h;
-    h.update_field(k_key_salt).update_field(role);
+    h.update_field(k_key_salt).update_field(role).update_field(native ? "native" : "module");
     h.update_field(source.string()).update_field(source_bytes);
     // The local modules it imports: the probe imports them too, so a change in one alone probes again.
     h.update_field(r.sources_sha256);
@@ -133,7 +135,9 @@ build_record python_builder::build(const build_request& r) {
     library_manifest m;
     m.role = role;
     m.source = source;
-    m.snapshot = entry / source.filename();
+    m.snapshot = entry / (native ? source.filename().string() + ".so" : source.filename().string());
+    m.native = native;
+    if (native) m.native_sha256 = platform::sha256_hex(source_bytes);
     m.module = fmt::format("kloop_{}_{}", role, key.substr(0, 16));
     m.triton_cache_dir = jit / "triton";
     m.inductor_cache_dir = jit / "inductor";
@@ -151,7 +155,12 @@ build_record python_builder::build(const build_request& r) {
     rec.argv = {py.invoked,  "-m",         "kloop_worker", "--probe",        "--source",
                 source.string(), "--snapshot", m.snapshot.string(), "--module", m.module,
                 "--device",      m.device,     "--role",           role,        "--triton-cache",
-                m.triton_cache_dir.string(), "--out"};
+                m.triton_cache_dir.string()};
+    if (native) {
+        rec.argv.emplace_back("--native-sha256");
+        rec.argv.push_back(m.native_sha256);
+    }
+    rec.argv.emplace_back("--out");
 
     // A hit: a complete entry (manifest.json is written last) whose snapshot is still there.
     std::error_code ec;

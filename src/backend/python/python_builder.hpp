@@ -49,6 +49,10 @@ struct build_request {
     const spec::op_spec* spec = nullptr;   // [python] settings, the op directory
     std::filesystem::path cache_dir;       // empty: platform::cache_dir()
     double timeout_s = 600;                // the probe (importing torch and the source)
+    // A native candidate: the shared library its native build made (python_backend builds a .cu
+    // or C++ source with the CUDA or CPU backend's builder first). Its bytes are what is keyed,
+    // copied into the entry as the snapshot and loaded by the worker through the C ABI.
+    std::filesystem::path native_library;
 };
 
 // "CPython 3.11.2 (/usr/bin/python3); numpy 1.24.2; torch 2.5.1 (CUDA 12.4); triton 3.1.0" from

@@ -72,7 +72,9 @@ json to_json(const library_manifest& m) {
                 {"device", m.device},
                 {"allow_tf32", m.allow_tf32},
                 {"key", m.key},
-                {"probe", m.probe}};
+                {"probe", m.probe},
+                {"native", m.native},
+                {"native_sha256", m.native_sha256}};
 }
 
 library_manifest read_manifest(const fs::path& path) {
@@ -99,6 +101,8 @@ library_manifest read_manifest(const fs::path& path) {
         m.allow_tf32 = j.value("allow_tf32", false);
         m.key = j.value("key", "");
         m.probe = j.value("probe", json::object());
+        m.native = j.value("native", false);
+        m.native_sha256 = j.value("native_sha256", "");
     } catch (const json::exception& e) {
         throw usage_error(fmt::format("the Python library manifest '{}' is incomplete: {}", path.string(), e.what()));
     }

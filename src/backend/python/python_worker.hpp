@@ -67,6 +67,11 @@ struct library_manifest {
     bool allow_tf32 = false;               // [python] allow_tf32
     std::string key;                       // the build cache key
     nlohmann::json probe;                  // the probe's facts (python_builder.hpp)
+    // A native candidate (a .cu or C++ source, built by nvcc or the C++ compiler): the snapshot is
+    // the shared library, loaded through the C ABI (kloop_worker/native_library.py) after its
+    // SHA-256 is checked against this one.
+    bool native = false;
+    std::string native_sha256;
 };
 
 [[nodiscard]] nlohmann::json to_json(const library_manifest& m);

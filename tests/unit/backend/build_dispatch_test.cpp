@@ -59,3 +59,26 @@ TEST(BuildDispatchTest, CudaSpecWithoutCudaSupportIsAUsageError) {
     s.backend = backend_kind::cpu;
     EXPECT_NO_THROW(kb::require_backend_support(s, false));
 }
+
+TEST(BuildDispatchTest, PythonBackendTakesNativeCandidatesRunByTheWorker) {
+    const auto cu = kb::plan_source(backend_kind::python, "/op/versions/v1.cu", kb::source_role::candidate);
+    EXPECT_EQ(cu.builder, kb::builder_kind::nvcc);
+    EXPECT_EQ(cu.device, "python");
+    for (const char* f : {"/op/v1.cpp", "/op/v1.cc", "/op/v1.cxx", "/op/v1.c"}) {
+        const auto c = kb::plan_source(backend_kind::python, f, kb::source_role::candidate);
+        EXPECT_EQ(c.builder, kb::builder_kind::cpp) << f;
+        EXPECT_EQ(c.device, "python") << f;
+    }
+    EXPECT_EQ(kb::plan_source(backend_kind::python, "/op/v1.py", kb::source_role::candidate).builder, kb::builder_kind::python);
+    // The reference is a module; anything else is refused naming the file and what is allowed.
+    for (const char* f : {"/op/ref.cu", "/op/ref.cpp"})
+        EXPECT_THROW((void)kb::plan_source(backend_kind::python, f, kb::source_role::reference), kloop::usage_error) << f;
+    try {
+        (void)kb::plan_source(backend_kind::python, "/op/v1.rs", kb::source_role::candidate);
+        FAIL();
+    } catch (const kloop::usage_error& e) {
+        const std::string w = e.what();
+        EXPECT_NE(w.find("/op/v1.rs"), std::string::npos) << w;
+        EXPECT_NE(w.find(".cu, .cpp"), std::string::npos) << w;
+    }
+}
