@@ -22,7 +22,10 @@
 #             repository on PYTHONPATH, as an editable install puts it)
 #
 # Each step is time-boxed; its output is OUT_DIR/STEP.txt and its exit status and wall time a line
-# of OUT_DIR/steps.txt. KLOOP is the kloop binary; FLA_TGZ a `git archive` of FLA (tar.gz).
+# of OUT_DIR/steps.txt. KLOOP is the kloop binary; FLA_TGZ a `git archive` of FLA (tar.gz). A
+# binary copied out of its build tree needs the tree's share/kloop beside it (BIN_DIR/share/kloop,
+# `cp -a build/share BIN_DIR/`: links to the checkout's python/, examples/ and share/calibrate) or
+# KLOOP_DATA_DIR, else every step stops at once ("cannot find kloop's data directory").
 #
 #   bench/gpu_fla_blackbox.sh KLOOP FLA_TGZ OUT_DIR [STEPS]
 #

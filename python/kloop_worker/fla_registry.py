@@ -49,6 +49,7 @@ done before the first sample.
 from __future__ import annotations
 
 import argparse
+import builtins
 import importlib
 import importlib.util
 import json
@@ -254,6 +255,7 @@ class EnvironmentImports:
         self.names: List[str] = []
         self.imported = 0
         self.loaded = 0
+        self.failed: List[str] = []  # "name (ExcType: message)", for the fallback's message
         try:
             self._dir = tempfile.mkdtemp(prefix="kloop-fla-env-")
             self._proc = subprocess.Popen([sys.executable, "-c", _LIST_ENVIRONMENT, os.path.realpath(base), import_path,
@@ -282,15 +284,22 @@ class EnvironmentImports:
             try:
                 importlib.import_module(name)
                 self.imported += 1
-            except Exception:  # noqa: BLE001 - the side's own import will say what is wrong
-                pass
+            except Exception as e:  # noqa: BLE001 - the side's own import will say what is wrong
+                self.failed.append("%s (%s: %s)" % (name, type(e).__name__, str(e).splitlines()[0][:160] if str(e) else ""))
         self.loaded = sum(1 for n in self.names if n in sys.modules)
 
     def describe(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"listed": len(self.names), "imported": self.imported, "loaded": self.loaded}
         if self.error:
             d["error"] = self.error
+        if self.failed:
+            d["not_imported"] = self.failed[:5]
         return d
+
+    def missing(self) -> List[str]:
+        """Listed modules that are not in sys.modules now (a module that removes itself after its
+        import, or one whose import failed here)."""
+        return [n for n in self.names if n not in sys.modules and n != "__main__"]
 
 
 def read_sides() -> Optional[List[Tuple[str, str]]]:
@@ -379,6 +388,51 @@ def new_threads(before: Dict[str, int]) -> str:
     now = thread_names()
     grew = {n: c - before.get(n, 0) for n, c in now.items() if c > before.get(n, 0)}
     return ", ".join("%s x%d" % (n, c) for n, c in sorted(grew.items()))
+
+
+class ThreadOrigin:
+    """While a side is imported: the first import that returned with more threads than the
+    baseline — "`import numpy._core._multiarray_umath` in scipy.linalg._fblas" — so that a
+    fallback names where its threads came from, not only how many (a C extension's init imports
+    numpy's core right after its library, and that library's thread pool, was loaded). Every
+    import statement goes through builtins.__import__; the hook is there only during the import
+    and costs one directory listing per import."""
+
+    def __init__(self, baseline: int):
+        self.baseline = baseline
+        self.first: Optional[Tuple[str, str]] = None
+        self.chain: List[str] = []  # the imports in progress then, outermost first
+        self._stack: List[str] = []
+        self._orig = None
+
+    def __enter__(self) -> "ThreadOrigin":
+        self._orig = orig = builtins.__import__
+
+        def hook(name, globals=None, locals=None, fromlist=(), level=0):
+            self._stack.append(name)
+            try:
+                return orig(name, globals, locals, fromlist, level)
+            finally:
+                self._stack.pop()
+                if self.first is None and thread_count() > self.baseline:
+                    self.first = (name, str((globals or {}).get("__name__", "?")))
+                    self.chain = list(self._stack)
+
+        builtins.__import__ = hook
+        return self
+
+    def __exit__(self, *exc) -> None:
+        builtins.__import__ = self._orig
+
+    def describe(self) -> str:
+        """"first seen after `import X` in M, while importing A > B" (the last four imports in
+        progress: where an extension imported from C code, M is importlib's own frame)."""
+        if self.first is None:
+            return ""
+        s = "first seen after `import %s` in %s" % self.first
+        if self.chain:
+            s += ", while importing " + " > ".join(self.chain[-4:])
+        return s
 
 
 def start_library_pools(torch) -> None:
@@ -631,11 +685,13 @@ class Guard:
         self.names = thread_names()
         self.own: Dict[str, Any] = {}
 
-    def loaded(self, side: Side) -> None:
-        """After a side's import: nothing shared changed, no earlier side's module was touched."""
+    def loaded(self, side: Side, origin: str = "") -> None:
+        """After a side's import: nothing shared changed, no earlier side's module was touched.
+        ``origin``: where the first new thread was seen (ThreadOrigin.describe)."""
         if thread_count() > self.threads:
-            raise Fallback("importing side '%s' started %d thread(s) (%s)"
-                           % (side.name, thread_count() - self.threads, new_threads(self.names)))
+            raise Fallback("importing side '%s' started %d thread(s) (%s%s)"
+                           % (side.name, thread_count() - self.threads, new_threads(self.names),
+                              "; " + origin if origin else ""))
         changed = first_change(self.shared, fingerprint(shared_namespaces()))
         if changed:
             raise Fallback("importing side '%s' changed %s" % (side.name, changed))
@@ -706,8 +762,10 @@ def wanted_keys(args, registry, config) -> List[Tuple[str, str, Dict[str, int]]]
 def load_sides(sides: List[Side], config, attr: str, guard: Optional["Guard"]) -> None:
     """Imports each side's package from its root (guarded with two sides)."""
     for k, s in enumerate(sides):
+        origin = ThreadOrigin(guard.threads if guard is not None else 1 << 30)
         try:
-            s.load(config.import_path, attr, keep_in_sys_modules=guard is None)
+            with origin:
+                s.load(config.import_path, attr, keep_in_sys_modules=guard is None)
         except BenchError as e:
             if k == 0:
                 raise
@@ -716,7 +774,7 @@ def load_sides(sides: List[Side], config, attr: str, guard: Optional["Guard"]) -
             raise Fallback("importing side '%s' after side '%s' failed in one process: %s"
                            % (s.name, sides[0].name, e))
         if guard is not None:
-            guard.loaded(s)
+            guard.loaded(s, origin.describe())
 
 
 def run(args) -> Dict[str, Any]:
@@ -766,8 +824,11 @@ def run(args) -> Dict[str, Any]:
         if environment is None:
             raise
         env = environment.describe()
-        raise Fallback("%s (with %d of the %d environment modules the base's import loads in place before it%s)"
-                       % (e, env["loaded"], env["listed"], "; " + env["error"] if "error" in env else ""))
+        missing = environment.missing()
+        raise Fallback("%s (with %d of the %d environment modules the base's import loads in place before it%s%s%s)"
+                       % (e, env["loaded"], env["listed"], "; " + env["error"] if "error" in env else "",
+                          "; not in place: " + ", ".join(missing[:5]) if missing else "",
+                          "; failed here: " + "; ".join(env["not_imported"]) if "not_imported" in env else ""))
     warmup = max(1, int(os.environ.get("FLA_BENCH_OP_WARMUP_ITERS", "5")))
 
     budget = RoundBudget(env_number("KLOOP_BENCH_ROUND_TIME_S", 0.0, 86400.0), len(keys))

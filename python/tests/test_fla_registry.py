@@ -142,7 +142,8 @@ class FlaRegistryTest(unittest.TestCase):
         base, cand = self.copy("base"), self.copy("cand", "thread_at_import.py")
         rc, doc, _ = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
         self.assertEqual(rc, 0)
-        self.assertRegex(doc["fallback"], r"started 1 thread\(s\) \(\S+ x1\)")  # and which, by name
+        self.assertRegex(doc["fallback"], r"started 1 thread\(s\) \(\S+ x1;")  # and which, by name
+        self.assertIn("first seen after `import chunk` in flalike.ops.scale", doc["fallback"])  # and where
 
     def with_pool_import(self, root):
         """The side's kernel imports kloop_test_pool, a module outside every root (the
@@ -183,6 +184,8 @@ class FlaRegistryTest(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         self.assertRegex(doc["fallback"], r"importing side 'candidate' started 1 thread\(s\)")
         self.assertRegex(doc["fallback"], r"with \d+ of the \d+ environment modules")
+        # Where it came from: the import that returned with the new thread, and its importer.
+        self.assertRegex(doc["fallback"], r"first seen after `import kloop_test_pool` in flalike\.ops\.scale\.chunk")
 
     def test_a_second_side_that_does_not_import_falls_back(self):
         base, cand = self.copy("base"), self.copy("cand", "broken_import.py")
@@ -205,3 +208,55 @@ class FlaRegistryTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EnvironmentImportsTest(unittest.TestCase):
+    """What the fallback message says of the environment: modules that failed to import here
+    (with the exception) and listed modules that are not in place."""
+
+    def test_failures_and_missing_modules_are_named(self):
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from kloop_worker.fla_registry import EnvironmentImports
+
+        env = EnvironmentImports.__new__(EnvironmentImports)  # no listing interpreter: a given list
+        env._proc, env.error, env.imported, env.loaded, env.failed = None, "", 0, 0, []
+        env.names = ["json", "kloop_no_such_module_xyz", "__main__"]
+        env.import_them()
+        d = env.describe()
+        self.assertEqual(d["listed"], 3)
+        self.assertEqual(len(d["not_imported"]), 1)
+        self.assertRegex(d["not_imported"][0], r"^kloop_no_such_module_xyz \((ModuleNotFoundError|ImportError): ")
+        self.assertEqual(env.missing(), ["kloop_no_such_module_xyz"])
+
+
+class ThreadOriginTest(unittest.TestCase):
+    def test_names_the_import_that_returned_with_a_new_thread_and_the_chain_around_it(self):
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        import importlib
+
+        from kloop_worker.fla_registry import ThreadOrigin, thread_count
+
+        site = tempfile.mkdtemp(prefix="kloop-origin-")
+        self.addCleanup(shutil.rmtree, site, True)
+        files = {"kloop_origin_outer.py": "import kloop_origin_middle\n",
+                 "kloop_origin_middle.py": "import kloop_origin_pool\n",
+                 "kloop_origin_pool.py": "import threading\n_stop = threading.Event()\n"
+                                         "threading.Thread(target=_stop.wait, args=(30,), daemon=True).start()\n"}
+        for name, text in files.items():
+            with open(os.path.join(site, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        sys.path.insert(0, site)
+        self.addCleanup(sys.path.remove, site)
+        quiet = ThreadOrigin(thread_count())
+        with quiet:
+            importlib.import_module("json")
+        self.assertEqual(quiet.describe(), "")
+        origin = ThreadOrigin(thread_count())
+        with origin:
+            exec("import kloop_origin_outer", {"__name__": "kloop_origin_test"})
+        sys.modules["kloop_origin_pool"]._stop.set()
+        self.assertEqual(origin.describe(), "first seen after `import kloop_origin_pool` in kloop_origin_middle, "
+                                            "while importing kloop_origin_outer > kloop_origin_middle")
+        import builtins
+
+        self.assertIs(builtins.__import__, origin._orig)  # restored
