@@ -14,7 +14,8 @@
 #             file, candidate: the slow one), as an A/B round runs it (a 5 s round budget, the
 #             early verdict): whether FLA's import keeps the sides in one process, per shape its
 #             samples, median, spread and how it stopped; three runs (the first compiles)
-#   iterate   the slow candidate in the working tree, kloop iterate (warm); the file restored after
+#   iterate   the slow candidate in the working tree, kloop iterate (warm); the file restored after;
+#             the iteration's records (its JSON and summaries) copied to OUT_DIR/iterate_ws
 #   fla_warm  FLA's loop on the unchanged file: Triton's own cache holds the base's kernels, as
 #             kloop's holds them after init (both loops then compile only the candidate)
 #   fla_style the same candidate, FLA's loop: pytest -k test_rmsnorm, then benchmarks/ops/run.py
@@ -92,6 +93,9 @@ PY
     printf 'Direction: layer_norm_fwd_kernel1 with one warp per row\nExpected: slower on every shape\nPrediction: speedup 0.5-0.95\n\n## Strategy tags\n- launch_config\n' \
       > "$repo/optimization_proposal.md"
     run iterate ${BOX:-560} "$k" iterate --proposal optimization_proposal.md --no-profile
+    # The iteration's records (where its wall time went: gate, reuse, each A/B round) come back.
+    mkdir -p "$out/iterate_ws" && for f in "$repo"/profile/*/iter_v*/*.json "$repo"/profile/*/iter_v*/*.md; do
+      [ -f "$f" ] && cp "$f" "$out/iterate_ws/$(basename "$(dirname "$f")")_$(basename "$f")"; done
     restore; rm -f "$repo/optimization_proposal.md" ;;
   sides)
     py="$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)"
