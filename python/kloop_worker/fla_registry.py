@@ -278,14 +278,24 @@ class EnvironmentImports:
                 self.error = "%s: %s" % (type(e).__name__, e)
             finally:
                 shutil.rmtree(self._dir, ignore_errors=True)
-        for name in self.names:
-            if name in sys.modules or name == "__main__":
-                continue
-            try:
-                importlib.import_module(name)
-                self.imported += 1
-            except Exception as e:  # noqa: BLE001 - the side's own import will say what is wrong
-                self.failed.append("%s (%s: %s)" % (name, type(e).__name__, str(e).splitlines()[0][:160] if str(e) else ""))
+        # Two passes: a module imported on its own, in the listing's order, may need one listed
+        # after it (a package that imports its submodules in another order than the listing
+        # interpreter entered them); the second pass retries what failed in the first.
+        failed: Dict[str, Exception] = {}
+        for _ in range(2):
+            failed = {}
+            for name in self.names:
+                if name in sys.modules or name == "__main__":
+                    continue
+                try:
+                    importlib.import_module(name)
+                    self.imported += 1
+                except Exception as e:  # noqa: BLE001 - the side's own import will say what is wrong
+                    failed[name] = e
+            if not failed:
+                break
+        self.failed = ["%s (%s: %s)" % (n, type(e).__name__, str(e).splitlines()[0][:160] if str(e) else "")
+                       for n, e in failed.items()]
         self.loaded = sum(1 for n in self.names if n in sys.modules)
 
     def describe(self) -> Dict[str, Any]:

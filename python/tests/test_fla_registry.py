@@ -260,3 +260,22 @@ class ThreadOriginTest(unittest.TestCase):
         import builtins
 
         self.assertIs(builtins.__import__, origin._orig)  # restored
+
+    def test_a_module_that_needs_one_listed_after_it_is_imported_in_a_second_pass(self):
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        from kloop_worker.fla_registry import EnvironmentImports
+
+        site = tempfile.mkdtemp(prefix="kloop-env-order-")
+        self.addCleanup(shutil.rmtree, site, True)
+        with open(os.path.join(site, "kloop_env_needs_later.py"), "w", encoding="utf-8") as f:
+            f.write("import sys\nif 'kloop_env_later' not in sys.modules:\n    raise ImportError('load kloop_env_later first')\n")
+        with open(os.path.join(site, "kloop_env_later.py"), "w", encoding="utf-8") as f:
+            f.write("VALUE = 1\n")
+        sys.path.insert(0, site)
+        self.addCleanup(sys.path.remove, site)
+        env = EnvironmentImports.__new__(EnvironmentImports)
+        env._proc, env.error, env.imported, env.loaded, env.failed = None, "", 0, 0, []
+        env.names = ["kloop_env_needs_later", "kloop_env_later"]
+        env.import_them()
+        self.assertIn("kloop_env_needs_later", sys.modules)
+        self.assertEqual((env.imported, env.loaded, env.failed), (2, 2, []))
