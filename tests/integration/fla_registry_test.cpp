@@ -70,9 +70,20 @@ TEST_F(FlaRegistryTest, BothSidesAreTimedInOneProcessAndASlowerCandidateLoses) {
     ASSERT_EQ(shapes.size(), 2u);
     for (const auto& s : shapes) EXPECT_EQ(s.at("verdict"), "SLOWER") << s.dump();
     // The bench got the A/B's early-verdict settings, and a 3 ms against a sub-millisecond call
-    // settles at a look: the record says so, per round.
+    // settles at a look: the record says so, per round. A busy machine can end a round by its
+    // time cap before the first look (64 pairs): then there was no look to settle at, and the
+    // test says so instead of failing.
     EXPECT_NE(env.find("KLOOP_BENCH_EARLY_VERDICT"), std::string::npos) << env;
     for (const auto& s : shapes) {
+        const int per_round = s.at("candidate").at("n").get<int>() / 2;
+        if (s.at("early_verdict").is_null() && per_round < 64 &&
+            s.at("candidate_stop_reason").get<std::string>().find("time_cap") != std::string::npos) {
+            if (const auto busy = kloop::testing::machine_too_busy_for_timing()) {
+                std::cerr << "note: " << s.at("shape").get<std::string>() << ": the rounds hit their time cap at about "
+                          << per_round << " pairs, before the early verdict's first look; " << *busy << "\n";
+                continue;
+            }
+        }
         EXPECT_EQ(s.at("early_verdict"), "SLOWER") << s.dump();
         EXPECT_NE(s.at("candidate_stop_reason").get<std::string>().find("early_verdict SLOWER; early_verdict SLOWER"),
                   std::string::npos) << s.dump();
