@@ -103,6 +103,12 @@ TEST_F(FlaRegistryTest, NoiseSaysHowEachRunWasTimed) {
     args.insert(args.end(), quick.begin(), quick.end());
     r = run(args);
     EXPECT_NE(r.out.find("| separate processes: importing side"), std::string::npos) << r.out << r.err;
+    // The base's own import fell back in run 1: run 2 does not try one process again, and says so.
+    const auto run2 = r.out.find("run   2/2: ");
+    ASSERT_NE(run2, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("remembered from an earlier A/B of this base", run2), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("remembered from an earlier A/B of this base"), r.out.find("remembered from an earlier A/B of this base", run2))
+        << "run 1 tried one process itself: " << r.out;
 }
 
 TEST_F(FlaRegistryTest, ARoundTimeBoundsEveryBenchRunAndNoEarlyVerdictWithoutAnAB) {
@@ -176,6 +182,31 @@ TEST_F(FlaRegistryTest, TheLoopReusesTheBasesGreenGateOnlyOnTheSameBytes) {
     const auto g3 = base_gate(3);
     EXPECT_TRUE(g3.at("reused").is_null()) << g3.dump();
     EXPECT_GT(g3.at("wall_s").get<double>(), 0.0);
+}
+
+// A base whose own import starts a thread: the first iteration's A/B tries one process and falls
+// back; the loop remembers it for that base, so the next iteration's A/B (the same base: the
+// candidate was not kept) goes straight to separate processes and says why.
+TEST_F(FlaRegistryTest, TheLoopRemembersThatItsBaseCannotShareAProcess) {
+    fs::copy_file(candidates_dir / "thread_at_import.py", kernel(), fs::copy_options::overwrite_existing);
+    auto r = run({"init", m_repo.string(), "--candidate", kernel().string(), "--max-iterations", "6"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const fs::path ws = m_repo / "profile" / "chunk_scale-opt";
+    auto fallback_of = [&](int v) {
+        const auto rec = nlohmann::json::parse(kloop::platform::read_file(ws / ("iter_v" + std::to_string(v)) / "benchmark_result.json"));
+        return rec.at("ab").at("evaluations").at("candidate").at("blackbox").at("ab_timing_fallback").get<std::string>();
+    };
+    for (int v : {1, 2}) {
+        write_proposal("sleep " + std::to_string(v));
+        fs::copy_file(candidates_dir / "slow.py", kernel(), fs::copy_options::overwrite_existing);
+        r = run({"iterate", "--proposal", (m_dir.path() / "proposal.md").string()});
+        ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+        ASSERT_NE(r.out.find("v" + std::to_string(v) + ": negative"), std::string::npos) << r.out;
+    }
+    EXPECT_EQ(fallback_of(1).rfind("importing side 'base' started 1 thread(s)", 0), 0u) << fallback_of(1);
+    EXPECT_EQ(fallback_of(1).find("remembered"), std::string::npos) << fallback_of(1);
+    EXPECT_EQ(fallback_of(2).rfind("importing side 'base' started 1 thread(s)", 0), 0u) << fallback_of(2);
+    EXPECT_NE(fallback_of(2).find("remembered from an earlier A/B of this base"), std::string::npos) << fallback_of(2);
 }
 
 TEST_F(FlaRegistryTest, NewWritesASpecFromTheRegistryThatVerifies) {

@@ -20,6 +20,7 @@
 #include "eval/record/environment.hpp"
 #include "measure/early_verdict.hpp"
 #include "runner/job.hpp"
+#include "platform/file_io.hpp"
 #include "platform/host_info.hpp"
 #include "platform/sha256.hpp"
 
@@ -462,7 +463,45 @@ std::string side_failure(const char* side, const eval::evaluation& ev) {
     return std::string("the ") + side + "'s gate is red: " + ev.reason;
 }
 
-void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
+// A fallback the base's own import caused ("importing side 'base' …", the base imported first)
+// depends only on the base's bytes and how the bench runs: later A/Bs of the same base (the next
+// iterations of a loop, the runs of `kloop noise`) skip the one-process attempt, which costs a
+// bench process importing both sides. Kept under the state directory by a key over the base
+// copy's tree digest, the bench's argv, working directory and environment; never for a fallback
+// the candidate caused.
+constexpr std::string_view k_base_fallback_prefix = "importing side 'base' ";
+
+std::string base_fallback_key(copy_runner& runner, const eval::ab_context& ctx) {
+    const auto& bb = *ctx.spec.blackbox;
+    const auto env = runner.environment_for(bb.bench, bench_kloop_env(ctx.spec, ctx.options, &ctx.ab));
+    return gate_key(gate_inputs{runner.tree_digest(ctx.base), bb.bench.argv, "bench-sides " + bb.bench.cwd.generic_string(),
+                                env.vars, "", bb.bench.timeout_s.value_or(ctx.options.timeout_s)});
+}
+
+std::string remembered_base_fallback(const fs::path& state_dir, const std::string& key) {
+    if (state_dir.empty()) return {};
+    std::error_code ec;
+    const fs::path f = state_dir / "ab-fallbacks" / (key + ".txt");
+    if (!fs::is_regular_file(f, ec)) return {};
+    try {
+        const std::string reason = platform::read_file(f);
+        return reason.rfind(k_base_fallback_prefix, 0) == 0 ? reason : std::string();
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+void remember_base_fallback(const fs::path& state_dir, const std::string& key, const std::string& reason) {
+    if (state_dir.empty() || reason.rfind(k_base_fallback_prefix, 0) != 0) return;
+    try {
+        platform::ensure_directory(state_dir / "ab-fallbacks");
+        platform::write_file_atomic(state_dir / "ab-fallbacks" / (key + ".txt"), reason);
+    } catch (const std::exception&) {
+        // a memo only: the next A/B tries one process again
+    }
+}
+
+void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run, const std::string& known_fallback) {
     const auto& bb = *ctx.spec.blackbox;
     const fs::path scratch = ctx.scratch_dir / (run == 0 ? std::string("ab") : "ab-run-" + std::to_string(run));
     fs::create_directories(scratch);
@@ -472,6 +511,21 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
     bool failed_side_candidate = false;
     bool one_process = bb.bench_sides;
     std::string fallback;
+    std::string key;
+    if (one_process) {
+        std::string known = known_fallback.rfind(k_base_fallback_prefix, 0) == 0 ? known_fallback : std::string();
+        if (known.empty() && !ctx.state_dir.empty()) {
+            key = base_fallback_key(runner, ctx);
+            known = remembered_base_fallback(ctx.state_dir, key);
+        }
+        if (!known.empty()) {
+            const std::string note = " [remembered from an earlier A/B of this base: one process not tried again]";
+            fallback = known.size() > note.size() && known.compare(known.size() - note.size(), note.size(), note) == 0
+                           ? known
+                           : known + note;
+            one_process = false;
+        }
+    }
     for (int round = 0; round < bb.rounds && failure.empty(); ++round) {
         if (one_process) {
             auto sr = run_bench_sides(runner, ctx, round);
@@ -481,6 +535,8 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run) {
                 one_process = false;
                 base_runs.clear();
                 cand_runs.clear();
+                if (round == 0 && !ctx.state_dir.empty())  // round 0 imports the base first
+                    remember_base_fallback(ctx.state_dir, key.empty() ? base_fallback_key(runner, ctx) : key, sr.reason);
             } else {
                 if (!sr.failure.empty()) {
                     failure = sr.failure;
@@ -579,7 +635,7 @@ eval::ab_evaluation compare(const eval::ab_context& ctx) {
         r.reason = why + " (no timing without two green gates)";
         return r;
     }
-    time_rounds(ctx, r, 0);
+    time_rounds(ctx, r, 0, {});
     return r;
 }
 
@@ -593,7 +649,9 @@ eval::ab_evaluation retime(const eval::ab_context& ctx, const eval::ab_evaluatio
     r.runner_failure.clear();
     if (r.base.repository) r.base.repository->bench.clear();
     if (r.candidate.repository) r.candidate.repository->bench.clear();
-    time_rounds(ctx, r, run);
+    // The gated pair's own fallback, when the base's import caused it, holds for every later run.
+    const std::string known = gated.base.repository ? gated.base.repository->ab_timing_fallback : std::string();
+    time_rounds(ctx, r, run, known);
     return r;
 }
 
