@@ -11,9 +11,9 @@ op with the same tensors alike.
 A call passes every input and output of the call plan in the spec's order (``kl_tensor``: name,
 data pointer, dtype, device, shape, strides in elements), the params (both views) and the dims,
 and the stream: the current CUDA stream for torch tensors on the GPU (the timer's start event is
-recorded on it), NULL on the host. The arguments are built before the timed window (a few tens
-of microseconds) and nothing of them is kept: buffers the worker frees are not held alive by a
-callee. The timed call is one ctypes call. A non-zero return value is the call's return code, as
+recorded on it), NULL on the host. What the plan fixes (names, shapes, params, dims) is built once
+per bound entry; before the timed window a call only sets the data pointers, and no buffer is
+held alive by a callee. The timed call is one ctypes call. A non-zero return value is the call's return code, as
 from a Python entry.
 """
 
@@ -113,12 +113,18 @@ class NativeLibrary:
 
 
 class NativeArguments:
-    """The kl_args of one argument set, and everything its pointers point into (kept alive here)."""
+    """The kl_args of one call plan and everything its pointers point into (kept alive here).
+    Names, dtypes, shapes, strides, params and dims are the plan's and are set once; a call sets
+    only the tensors' data pointers (``point_at``) and the stream."""
 
-    def __init__(self, plan: CallPlan, views: Dict[str, Any], backend):
+    def __init__(self, plan: CallPlan, backend):
         self._names = []  # the byte strings the structs point at
-        self.inputs = self._tensors(plan.inputs, views, backend)
-        self.outputs = self._tensors(plan.outputs, views, backend)
+        self._plans = list(plan.inputs) + list(plan.outputs)
+        self._is_torch = backend.is_torch
+        self.inputs = self._tensors(plan.inputs, backend)
+        self.outputs = self._tensors(plan.outputs, backend)
+        self._slots = [self.inputs[i] for i in range(len(plan.inputs))] + \
+                      [self.outputs[i] for i in range(len(plan.outputs))]
         self.params = (KlParam * max(1, len(plan.params)))()
         for i, p in enumerate(plan.params):
             self.params[i] = KlParam(self._name(p.name), float(p.value), int(p.value))
@@ -131,20 +137,25 @@ class NativeArguments:
         self.on_cuda = backend.is_cuda
         self.torch = backend.torch if backend.is_torch else None
 
+    def point_at(self, views: Dict[str, Any]) -> "NativeArguments":
+        """The data pointers of one argument set (the worker's views by name)."""
+        for t, k in zip(self._plans, self._slots):
+            v = views[t.name]
+            k.data = v.data_ptr() if self._is_torch else v.ctypes.data
+        return self
+
     def _name(self, s: str) -> bytes:
         b = s.encode("utf-8")
         self._names.append(b)
         return b
 
-    def _tensors(self, plans, views: Dict[str, Any], backend):
+    def _tensors(self, plans, backend):
         arr = (KlTensor * max(1, len(plans)))()
         for i, t in enumerate(plans):
-            v = views[t.name]
             if len(t.shape) > MAX_DIMS:
                 raise ValueError("tensor '%s' has %d dims; the C ABI takes at most %d" % (t.name, len(t.shape), MAX_DIMS))
             k = arr[i]
             k.name = self._name(t.name)
-            k.data = v.data_ptr() if backend.is_torch else v.ctypes.data
             k.dtype = _DTYPES[t.dtype]
             k.device = _CUDA if backend.is_cuda else _HOST
             k.ndim = len(t.shape)
@@ -158,7 +169,8 @@ class NativeArguments:
 
 class NativeCallee:
     """One exported entry bound to one call plan: the candidate.Callee interface (``kwargs``,
-    ``invoke``, ``finish``) for a native library."""
+    ``invoke``, ``finish``) for a native library. A host makes one call at a time, so the
+    callee's one kl_args is re-pointed per call."""
 
     def __init__(self, fn, plan: CallPlan, backend, manifest: Dict[str, Any], files: List[str]):
         self.fn = fn
@@ -166,9 +178,10 @@ class NativeCallee:
         self.backend = backend
         self.manifest = manifest
         self.files = files
+        self._args = NativeArguments(plan, backend)
 
     def kwargs(self, bufs) -> NativeArguments:
-        return NativeArguments(self.plan, bufs.tensors(), self.backend)
+        return self._args.point_at(bufs.tensors())
 
     def invoke(self, a: NativeArguments):
         if a.on_cuda:
