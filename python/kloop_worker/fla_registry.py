@@ -26,11 +26,14 @@ after the same cache flush. Printed: ``{"sides": {"base": {"shapes": [...]}, "ca
 the reason.
 
 **Trust.** The sides share one process, so a side's code could reach the other's. What is checked
-(docs/blackbox.md, "One process, two sides"): importing a side must not start threads or change
-the callables of torch, torch.Tensor, torch.autograd, torch.cuda or Triton's launchers (else
-fallback); while timing, no side's module may rebind a function or class, those shared callables
-must stay as they were, and no thread may appear (else the whole run is void: exit 3 with
-``{"error": ...}``). The timer's own functions are bound before any side is imported.
+(docs/blackbox.md, "One process, two sides"): importing a side must not change the callables of
+torch, torch.Tensor, torch.autograd, torch.cuda or Triton's launchers, and the threads its import
+or a warm-up call starts (a library's thread pool) must go quiet and stay quiet, not a nanosecond
+of CPU, to the end of the run (kloop_worker.process_threads; else fallback, with where the threads
+came from; the output's ``idle_threads`` lists those that stayed); while timing, no side's module
+may rebind a function or class, those shared callables must stay as they were, and no thread may
+appear (else the whole run is void: exit 3 with ``{"error": ...}``). The timer's own functions are
+bound before any side is imported.
 
 Timing: on CUDA the worker's protocol (kloop_worker.timing): flush by reading 2 x L2 of zeros,
 synchronize, a spin kernel holds the stream while the call is queued (sized per call from its
@@ -65,6 +68,7 @@ from collections import deque
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import early_verdict
+from .process_threads import IdleThreads, StillRunning, describe_names, thread_count, thread_ids, thread_names
 from .stopping import StoppingRule
 from .timing import next_hold_s
 
@@ -369,37 +373,6 @@ def first_change(before, after) -> Optional[str]:
     return None
 
 
-def thread_count() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return threading.active_count()
-
-
-def thread_names() -> Dict[str, int]:
-    """How many of this process's threads bear each name (/proc/self/task/*/comm)."""
-    names: Dict[str, int] = {}
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return names
-    for t in tasks:
-        try:
-            with open("/proc/self/task/%s/comm" % t, encoding="utf-8", errors="replace") as f:
-                n = f.read().strip() or "?"
-        except OSError:
-            continue
-        names[n] = names.get(n, 0) + 1
-    return names
-
-
-def new_threads(before: Dict[str, int]) -> str:
-    """The threads started since ``before``, by name: "pt_autograd_0 x1, python3 x15"."""
-    now = thread_names()
-    grew = {n: c - before.get(n, 0) for n, c in now.items() if c > before.get(n, 0)}
-    return ", ".join("%s x%d" % (n, c) for n, c in sorted(grew.items()))
-
-
 class ThreadOrigin:
     """While a side is imported: the first import that returned with more threads than the
     baseline — "`import numpy._core._multiarray_umath` in scipy.linalg._fblas" — so that a
@@ -691,17 +664,32 @@ class Guard:
     def __init__(self, sides: List[Side]):
         self.sides = sides
         self.shared = fingerprint(shared_namespaces())
-        self.threads = thread_count()
-        self.names = thread_names()
+        self.threads = thread_count()  # the baseline of the next import's ThreadOrigin
+        self.idle = IdleThreads(thread_ids())
         self.own: Dict[str, Any] = {}
 
+    def _adopt(self, during: str, origin: str = "") -> None:
+        """Threads started during `during` may stay if they go quiet (kloop_worker.process_threads)."""
+        new = self.idle.unknown()
+        if new:
+            try:
+                self.idle.adopt(during, origin)
+            except StillRunning as e:
+                raise Fallback("%s started %d thread(s) (%s%s) and %s: they would run beside the other side's calls"
+                               % (during, len(new), describe_names(thread_names(new)), "; " + origin if origin else "", e))
+        self.threads = thread_count()
+
+    def _idle_still(self, during: str) -> None:
+        ran = self.idle.first_run()
+        if ran:
+            raise Fallback("a thread that was idle ran during %s: %s (the sides are timed in separate processes)"
+                           % (during, ran))
+
     def loaded(self, side: Side, origin: str = "") -> None:
-        """After a side's import: nothing shared changed, no earlier side's module was touched.
-        ``origin``: where the first new thread was seen (ThreadOrigin.describe)."""
-        if thread_count() > self.threads:
-            raise Fallback("importing side '%s' started %d thread(s) (%s%s)"
-                           % (side.name, thread_count() - self.threads, new_threads(self.names),
-                              "; " + origin if origin else ""))
+        """After a side's import: nothing shared changed, no earlier side's module was touched, the
+        threads it started (``origin``: where the first was seen, ThreadOrigin.describe) are idle."""
+        self._adopt("importing side '%s'" % side.name, origin)
+        self._idle_still("importing side '%s'" % side.name)
         changed = first_change(self.shared, fingerprint(shared_namespaces()))
         if changed:
             raise Fallback("importing side '%s' changed %s" % (side.name, changed))
@@ -711,9 +699,8 @@ class Guard:
     def ran_own(self, side: Side) -> None:
         """After a warm-up call of `side`: its own modules may have changed (lazy set-up); no other's."""
         self.check_sides("a warm-up call of side '%s'" % side.name, skip=side)
-        if thread_count() > self.threads:
-            raise Fallback("a warm-up call of side '%s' started %d thread(s) (%s)"
-                           % (side.name, thread_count() - self.threads, new_threads(self.names)))
+        self._idle_still("a warm-up call of side '%s'" % side.name)
+        self._adopt("a warm-up call of side '%s'" % side.name)
         self.own[side.name] = fingerprint(side.modules)
 
     def check_sides(self, during: str, skip: Optional[Side] = None) -> None:
@@ -726,15 +713,18 @@ class Guard:
                               % (s.name, changed, during))
 
     def check(self, during: str) -> None:
-        """While timing: nothing may change, not even a side's own modules."""
+        """While timing: nothing may change, not even a side's own modules; no thread may appear,
+        and none of the idle ones may run."""
         self.check_sides(during)
         changed = first_change(self.shared, fingerprint(shared_namespaces()))
         if changed:
             raise VoidRun("'%s' was rebound during %s: a side's code changed what the other (or the timer) "
                           "calls" % (changed, during))
-        if thread_count() > self.threads:
-            raise VoidRun("a thread appeared during %s (%d, was %d): a side's code runs beside the other's "
-                          "calls" % (during, thread_count(), self.threads))
+        new = self.idle.unknown()
+        if new:
+            raise VoidRun("%d thread(s) appeared during %s (%s): a side's code runs beside the other's calls"
+                          % (len(new), during, describe_names(thread_names(new))))
+        self._idle_still(during)
 
 
 # -- main -----------------------------------------------------------------------------------------
@@ -858,6 +848,8 @@ def run(args) -> Dict[str, Any]:
            "order": "ABBA per sample" if len(sides) > 1 else "", "device": clock.describe()}
     if environment is not None:
         doc["environment_imports"] = environment.describe()
+    if guard is not None and guard.idle.notes:
+        doc["idle_threads"] = guard.idle.notes
     return doc
 
 

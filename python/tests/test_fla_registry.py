@@ -138,12 +138,35 @@ class FlaRegistryTest(unittest.TestCase):
         self.assertIn("side 'base'", doc["error"])
         self.assertIn("chunk_scale", doc["error"])
 
-    def test_a_thread_started_at_import_falls_back_to_separate_processes(self):
+    def test_an_idle_thread_started_at_import_keeps_one_process_and_is_listed(self):
         base, cand = self.copy("base"), self.copy("cand", "thread_at_import.py")
-        rc, doc, _ = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
-        self.assertEqual(rc, 0)
-        self.assertRegex(doc["fallback"], r"started 1 thread\(s\) \(\S+ x1;")  # and which, by name
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("fallback", doc)
+        self.assertEqual(doc["method"], "interleaved")
+        [note] = doc["idle_threads"]
+        self.assertEqual(note["during"], "importing side 'candidate'")
+        self.assertRegex(note["threads"], r"^\S+ x1$")
+        self.assertIn("first seen after `import chunk` in flalike.ops.scale", note["origin"])  # and where
+
+    def test_a_thread_that_keeps_running_after_the_import_falls_back(self):
+        base, cand = self.copy("base"), self.copy("cand", "busy_thread_at_import.py")
+        rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(doc["fallback"], r"^importing side 'candidate' started 1 thread\(s\) \(\S+ x1;")  # by name
         self.assertIn("first seen after `import chunk` in flalike.ops.scale", doc["fallback"])  # and where
+        self.assertRegex(doc["fallback"], r"1 of them still running after \d+\.\d s \(\S+ \d+: \d+\.\d ms of CPU")
+
+    def test_an_idle_thread_that_wakes_while_the_sides_are_timed_falls_back(self):
+        for sides in (["base", "candidate"], ["candidate", "base"]):
+            roots = {"base": self.copy("base-" + sides[0]),
+                     "candidate": self.copy("cand-" + sides[0], "thread_wakes_while_timed.py")}
+            rc, doc, err = self.bench(cwd=self.tmp, sides=[(n, roots[n]) for n in sides])
+            self.assertEqual(rc, 0, err)
+            self.assertIn("fallback", doc, doc)
+            # Asleep through the import and the warm-up; seen running at the first check of the timed calls.
+            self.assertRegex(doc["fallback"], r"^a thread that was idle ran during the timed calls of fwd: \S+ "
+                                              r"\(tid \d+, started by importing side 'candidate'\): \d+\.\d{3} ms of CPU")
 
     def with_pool_import(self, root):
         """The side's kernel imports kloop_test_pool, a module outside every root (the
@@ -155,12 +178,15 @@ class FlaRegistryTest(unittest.TestCase):
             f.write("import kloop_test_pool  # noqa: F401\n" + text)
         return root
 
-    def pool_site(self):
+    def pool_site(self, thread="_stop.wait, args=(60,)"):
+        """kloop_test_pool: a module outside every root whose import starts a thread (by default
+        one that sleeps; `thread`: the Thread's target and args)."""
         site = os.path.join(self.tmp, "site")
         os.makedirs(site, exist_ok=True)
         with open(os.path.join(site, "kloop_test_pool.py"), "w", encoding="utf-8") as f:
             f.write("import threading\n_stop = threading.Event()\n"
-                    "threading.Thread(target=_stop.wait, args=(60,), daemon=True).start()\n")
+                    "def _spin():\n    while not _stop.is_set():\n        sum(range(1000))\n"
+                    "threading.Thread(target=%s, daemon=True).start()\n" % thread)
         return {"PYTHONPATH": PYTHON_DIR + os.pathsep + site}
 
     def test_threads_the_environment_starts_at_import_keep_the_sides_in_one_process(self):
@@ -172,13 +198,14 @@ class FlaRegistryTest(unittest.TestCase):
             self.assertNotIn("fallback", doc)
             self.assertEqual(doc["method"], "interleaved")
             self.assertGreaterEqual(doc["environment_imports"]["imported"], 1, doc["environment_imports"])
+            self.assertNotIn("idle_threads", doc)  # the pool started before the sides: nothing to watch
             b, c = self.medians(doc, "base"), self.medians(doc, "candidate")
             for key in b:
                 self.assertLess(b[key], c[key] / 2, key)  # still each side its own code
 
-    def test_a_candidate_whose_new_dependency_starts_a_thread_still_falls_back(self):
+    def test_a_candidate_whose_new_dependency_starts_a_running_thread_still_falls_back(self):
         # The environment is what the base imports: a candidate cannot widen it.
-        env = self.pool_site()
+        env = self.pool_site("_spin")
         base, cand = self.copy("base"), self.with_pool_import(self.copy("cand"))
         rc, doc, err = self.bench(cwd=self.tmp, sides=[("base", base), ("candidate", cand)], env=env)
         self.assertEqual(rc, 0, err)

@@ -99,7 +99,7 @@ TEST_F(FlaRegistryTest, NoiseSaysHowEachRunWasTimed) {
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("run   1/2: "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("| one process"), std::string::npos) << r.out;
-    args = {"noise", m_repo.string(), "--candidate", cand("thread_at_import.py")};
+    args = {"noise", m_repo.string(), "--candidate", cand("busy_thread_at_import.py")};
     args.insert(args.end(), quick.begin(), quick.end());
     r = run(args);
     EXPECT_NE(r.out.find("| separate processes: importing side"), std::string::npos) << r.out << r.err;
@@ -128,12 +128,24 @@ TEST_F(FlaRegistryTest, ARoundTimeBoundsEveryBenchRunAndNoEarlyVerdictWithoutAnA
     }
 }
 
-TEST_F(FlaRegistryTest, AThreadStartedAtImportTimesTheSidesApartAndSaysWhy) {
+TEST_F(FlaRegistryTest, AnIdleThreadStartedAtImportKeepsTheSidesInOneProcess) {
     const auto r = ab(cand("thread_at_import.py"));
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const auto& cand_bb = r.record.at("compare").at("evaluations").at("candidate").at("blackbox");
+    EXPECT_EQ(cand_bb.at("ab_timing").get<std::string>().rfind("one process", 0), 0u) << cand_bb.dump();
+    // Rounds alternate which side is imported first; the candidate's thread is named either way.
+    EXPECT_NE(cand_bb.at("ab_timing").get<std::string>().find("threads left idle, none ran: "), std::string::npos) << cand_bb.dump();
+    EXPECT_NE(cand_bb.at("ab_timing").get<std::string>().find(" x1 (importing side 'candidate')"), std::string::npos) << cand_bb.dump();
+    EXPECT_EQ(cand_bb.at("ab_timing_fallback").get<std::string>(), "") << cand_bb.dump();
+    EXPECT_TRUE(r.record.at("compare").at("ok").get<bool>()) << r.record.at("compare").at("reason");
+}
+
+TEST_F(FlaRegistryTest, AThreadThatKeepsRunningAfterTheImportTimesTheSidesApartAndSaysWhy) {
+    const auto r = ab(cand("busy_thread_at_import.py"));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const auto& cand_bb = r.record.at("compare").at("evaluations").at("candidate").at("blackbox");
     EXPECT_NE(cand_bb.at("ab_timing").get<std::string>().find("separate processes"), std::string::npos) << cand_bb.dump();
-    EXPECT_NE(cand_bb.at("ab_timing_fallback").get<std::string>().find("thread"), std::string::npos) << cand_bb.dump();
+    EXPECT_NE(cand_bb.at("ab_timing_fallback").get<std::string>().find("still running"), std::string::npos) << cand_bb.dump();
     // Separate processes: each side ran its own bench command per round.
     EXPECT_EQ(cand_bb.at("bench").size(), 2u);
     EXPECT_EQ(r.record.at("compare").at("evaluations").at("base").at("blackbox").at("bench").size(), 2u);
@@ -184,11 +196,11 @@ TEST_F(FlaRegistryTest, TheLoopReusesTheBasesGreenGateOnlyOnTheSameBytes) {
     EXPECT_GT(g3.at("wall_s").get<double>(), 0.0);
 }
 
-// A base whose own import starts a thread: the first iteration's A/B tries one process and falls
+// A base whose own import starts a thread that keeps running: the first iteration's A/B tries one process and falls
 // back; the loop remembers it for that base, so the next iteration's A/B (the same base: the
 // candidate was not kept) goes straight to separate processes and says why.
 TEST_F(FlaRegistryTest, TheLoopRemembersThatItsBaseCannotShareAProcess) {
-    fs::copy_file(candidates_dir / "thread_at_import.py", kernel(), fs::copy_options::overwrite_existing);
+    fs::copy_file(candidates_dir / "busy_thread_at_import.py", kernel(), fs::copy_options::overwrite_existing);
     auto r = run({"init", m_repo.string(), "--candidate", kernel().string(), "--max-iterations", "6"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     const fs::path ws = m_repo / "profile" / "chunk_scale-opt";

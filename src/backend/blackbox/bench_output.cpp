@@ -131,6 +131,12 @@ sides_output parse_sides_output(const std::string& text, const std::vector<std::
     out.what = sides_output::kind::sides;
     out.method = doc->contains("method") && doc->at("method").is_string() ? doc->at("method").get<std::string>() : "";
     out.order = doc->contains("order") && doc->at("order").is_string() ? doc->at("order").get<std::string>() : "";
+    if (doc->contains("idle_threads") && doc->at("idle_threads").is_array())
+        for (const json& note : doc->at("idle_threads"))
+            if (note.is_object() && note.contains("threads") && note.at("threads").is_string())
+                out.idle_threads += (out.idle_threads.empty() ? "" : "; ") + note.at("threads").get<std::string>() + " (" +
+                                    (note.contains("during") && note.at("during").is_string() ? note.at("during").get<std::string>() : "?") +
+                                    ")";
     return out;
 }
 

@@ -48,6 +48,7 @@ struct sides_output {
     bool void_run = false;                 // "void": true — one side changed what the other calls
     std::string method;                    // "interleaved"
     std::string order;                     // "ABBA per sample"
+    std::string idle_threads;              // "python3 x15 (importing side 'base')": threads left idle, watched
     std::map<std::string, std::vector<bench_output_shape>> shapes;  // per side name
 };
 

@@ -157,6 +157,7 @@ bench_outcome run_bench(copy_runner& runner, const spec::op_spec& spec, const ev
 struct sides_round {
     bool fell_back = false;        // the bench cannot hold both sides: `reason`
     std::string reason;
+    std::string idle_threads;      // threads a side started that the bench let stay, idle
     bench_outcome base;
     bench_outcome candidate;
     std::string failure;           // set: the round failed (attributed to `failed_candidate`'s side)
@@ -193,6 +194,7 @@ sides_round run_bench_sides(copy_runner& runner, const eval::ab_context& ctx, in
             base_side = !parsed.void_run && parsed.message.rfind("side 'base'", 0) == 0;
         } else if (parsed.what == sides_output::kind::sides && r.exit_code == 0 && !r.timed_out && r.term_signal == 0) {
             out.base.shapes = parsed.shapes.at("base");
+            out.idle_threads = parsed.idle_threads;
             out.candidate.shapes = parsed.shapes.at("candidate");
         }
     } catch (const std::invalid_argument& e) {
@@ -511,6 +513,7 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run, c
     bool failed_side_candidate = false;
     bool one_process = bb.bench_sides;
     std::string fallback;
+    std::string idle_threads;
     std::string key;
     if (one_process) {
         std::string known = known_fallback.rfind(k_base_fallback_prefix, 0) == 0 ? known_fallback : std::string();
@@ -542,6 +545,7 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run, c
                     failure = sr.failure;
                     failed_side_candidate = sr.failed_candidate;
                 }
+                if (idle_threads.empty()) idle_threads = sr.idle_threads;
                 base_runs.push_back(std::move(sr.base));
                 cand_runs.push_back(std::move(sr.candidate));
                 continue;
@@ -562,7 +566,9 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run, c
     }
     r.timed = true;
     const std::string timing = one_process ? "one process, both sides interleaved (ABBA per sample, the side order "
-                                             "alternating by round)"
+                                             "alternating by round)" +
+                                                 (idle_threads.empty() ? std::string()
+                                                                       : "; threads left idle, none ran: " + idle_threads)
                                            : "separate processes (ABBA per round)";
     for (auto* side : {&r.base, &r.candidate}) {
         side->repository->ab_timing = timing;

@@ -530,6 +530,13 @@ TEST(BenchOutputTest, TwoSidedOutputs) {
     EXPECT_EQ(ok.what, backend::blackbox::sides_output::kind::sides);
     EXPECT_EQ(ok.shapes.at("base").at(0).samples_s, (std::vector<double>{2e-3}));
     EXPECT_EQ(ok.method, "interleaved");
+    EXPECT_EQ(ok.idle_threads, "");
+    const auto idle = backend::blackbox::parse_sides_output(
+        "{\"sides\": {\"base\": {\"shapes\": [{\"name\": \"a\", \"samples_ms\": [2]}]}, \"candidate\": {\"shapes\": "
+        "[{\"name\": \"a\", \"samples_ms\": [1]}]}}, \"idle_threads\": [{\"during\": \"importing side 'base'\", "
+        "\"threads\": \"python3 x15\"}, {\"during\": \"a warm-up call of side 'candidate'\", \"threads\": \"pool x1\"}]}",
+        {"base", "candidate"}, want);
+    EXPECT_EQ(idle.idle_threads, "python3 x15 (importing side 'base'); pool x1 (a warm-up call of side 'candidate')");
     const auto fb = backend::blackbox::parse_sides_output("{\"fallback\": \"why\"}", {"base", "candidate"}, want);
     EXPECT_EQ(fb.what, backend::blackbox::sides_output::kind::fallback);
     EXPECT_EQ(fb.message, "why");
