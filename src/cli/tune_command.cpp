@@ -1,4 +1,4 @@
-// kloop cli: `kloop tune [--workspace DIR] [--candidate FILE] [--budget N] [--search KIND]` — a
+// kloop cli: `kloop tune [--workspace DIR] [--candidate FILE] [--budget N] [--search KIND] [--devices D]` — a
 // parameter search over the candidate's tunables (its `kloop:tune` markers), each point gated and
 // raced against the incumbent, ending in one iteration of the loop with the chosen values.
 #include "cli/tune_command.hpp"
@@ -25,6 +25,7 @@ struct tune_config_options {
     std::string workspace;
     std::string candidate;
     std::string search = "auto";
+    std::string devices = "1";
     int budget = 24;
     bool allow_unconfined = false;
     bool require_quiet = false;
@@ -46,7 +47,9 @@ std::string point_line(const loop::tune_point& p) {
     s += "green, ";
     s += p.verdict ? report::speedup_text(*p.verdict) + " " + measure::to_string(p.verdict->verdict) : p.reason;
     s += " vs " + p.incumbent;
-    if (p.status == loop::tune_point_status::faster) s += " → incumbent";
+    if (p.became_incumbent) s += " → incumbent";
+    else if (p.status == loop::tune_point_status::faster) s += " (a point of its batch was faster still)";
+    if (!p.device.empty()) s += " | on " + p.device;
     return s;
 }
 
@@ -68,6 +71,10 @@ protected:
                        "point in order (the first --budget); coordinate: coordinate descent from the declared values")
             ->check(CLI::IsMember({"auto", "exhaustive", "coordinate"}))
             ->capture_default_str();
+        sub.add_option("--devices", m_cfg.devices,
+                       "Race points on several GPUs at once, one race per GPU: all, N (the first N), or a list of UUIDs "
+                       "or indices (default 1: one slot, no binding; docs/scale-out.md)")
+            ->capture_default_str();
         add_bench_options(sub, m_cfg.options);
         add_profile_options(sub, m_profile);
         add_min_effect_options(sub, m_cfg.ab);
@@ -84,6 +91,7 @@ protected:
         if (!m_cfg.candidate.empty()) req.candidate = m_cfg.candidate;
         req.search.kind = loop::search_kind_from_string(m_cfg.search);
         req.search.budget = m_cfg.budget;
+        req.devices = m_cfg.devices;
         req.options = m_cfg.options;
         req.ab = m_cfg.ab;
         req.command_line = inv.argv;

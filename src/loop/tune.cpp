@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,11 +12,13 @@
 #include "core/error.hpp"
 #include "eval/ab_evaluation.hpp"
 #include "eval/evaluator.hpp"
+#include "eval/visible_devices.hpp"
 #include "loop/loop_session.hpp"
 #include "loop/record/classification.hpp"
 #include "loop/record/contract.hpp"
 #include "loop/tune_memory.hpp"
 #include "loop/tunables.hpp"
+#include "platform/device_pool.hpp"
 #include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 #include "platform/utc_time.hpp"
@@ -32,19 +36,34 @@ std::string first_line(const std::string& s) {
     return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
-// Builds and races variants of one candidate: the incumbent in one copy of its sources, the
-// point under test in the other, so every point builds at the same path.
+// Builds and races variants of one candidate: per lane, the incumbent in one copy of its sources
+// and the point under test in the other, so every point of a lane builds at the same path (lane 0:
+// <scratch>/incumbent and <scratch>/variant, as on one device; lane i: <scratch>/lane-i/…). A
+// batch's races run on the device slots (platform/device_pool), one race per slot at a time.
 class compare_evaluator final : public tune_evaluator {
 public:
     compare_evaluator(const spec::op_spec& spec, const std::string& text, const std::vector<tunable>& tunables,
                       const fs::path& file_name, const fs::path& scratch, eval::evaluation_options options,
-                      measure::ab_config ab, platform::command_runner_base& runner)
+                      measure::ab_config ab, platform::command_runner_base& runner,
+                      std::vector<platform::device_slot> slots)
         : m_spec(spec), m_text(text), m_tunables(tunables), m_file(file_name), m_scratch(scratch),
-          m_options(std::move(options)), m_ab(ab), m_runner(runner) {}
+          m_options(std::move(options)), m_ab(ab), m_runner(runner), m_slots(std::move(slots)) {
+        if (m_slots.size() > 1) m_options.progress = nullptr;  // one display, many threads
+    }
 
-    point_build build(const tune_config& config) override {
-        const fs::path source = write(variant_dir(), config);
-        const eval::evaluation_context ctx{m_spec, source, m_options, m_runner, platform::cache_dir(), next_run_dir()};
+    std::size_t lanes() const override { return m_slots.size(); }
+
+    void in_parallel(std::size_t n, const std::function<void(std::size_t)>& job) override {
+        platform::run_on_devices(m_slots, n, m_runner,
+                                 [&](std::size_t i, const platform::device_slot& slot, platform::command_runner_base& bound) {
+                                     const lane_binding bind(&bound, slot.label);
+                                     job(i);
+                                 });
+    }
+
+    point_build build(const tune_config& config, std::size_t lane) override {
+        const fs::path source = write(variant_dir(lane), config);
+        const eval::evaluation_context ctx{m_spec, source, m_options, runner(), platform::cache_dir(), next_run_dir()};
         const auto built = eval::build_run_source(ctx, source, backend::source_role::candidate);
         if (!built.ok) return {false, "", first_line(built.diagnostics)};
         // A backend that builds no library (Python): the snapshot's bytes are what would run.
@@ -54,10 +73,10 @@ public:
         return {true, identity, ""};
     }
 
-    race_outcome race(const tune_config& incumbent, const tune_config& candidate) override {
-        const fs::path base = write(incumbent_dir(), incumbent);
-        const fs::path cand = write(variant_dir(), candidate);
-        const eval::ab_context ctx{m_spec, base, cand, m_options, m_ab, m_runner, platform::cache_dir(), next_run_dir()};
+    race_outcome race(const tune_config& incumbent, const tune_config& candidate, std::size_t lane) override {
+        const fs::path base = write(incumbent_dir(lane), incumbent);
+        const fs::path cand = write(variant_dir(lane), candidate);
+        const eval::ab_context ctx{m_spec, base, cand, m_options, m_ab, runner(), platform::cache_dir(), next_run_dir()};
         const auto ab = eval::compare_candidates(ctx);
         if (!(ab.base.status == eval::disposition::passed && ab.base.gate.pass))
             throw error(exit_code::gate_red,
@@ -67,6 +86,8 @@ public:
         const auto cls = classify(ab, describe_config(m_tunables, incumbent));
         race_outcome r;
         r.overall = cls.overall;
+        r.device = t_slot != nullptr ? *t_slot : m_slots.front().label;
+        if (m_slots.size() == 1 && m_slots.front().id.empty()) r.device.clear();  // one unbound slot: as always
         if (cls.status == iteration_status::rejected) {
             r.status = cls.kind == rejection_kind::build ? tune_point_status::build_failed : tune_point_status::red;
             r.reason = cls.reason;
@@ -76,8 +97,26 @@ public:
     }
 
 private:
-    fs::path incumbent_dir() const { return m_scratch / "incumbent"; }
-    fs::path variant_dir() const { return m_scratch / "variant"; }
+    // The runner and slot of the job this thread runs (in_parallel), for its build and its race.
+    inline static thread_local platform::command_runner_base* t_runner = nullptr;
+    inline static thread_local const std::string* t_slot = nullptr;
+    struct lane_binding {
+        lane_binding(platform::command_runner_base* r, const std::string& slot) {
+            t_runner = r;
+            t_slot = &slot;
+        }
+        ~lane_binding() {
+            t_runner = nullptr;
+            t_slot = nullptr;
+        }
+        lane_binding(const lane_binding&) = delete;
+        lane_binding& operator=(const lane_binding&) = delete;
+    };
+    platform::command_runner_base& runner() const { return t_runner != nullptr ? *t_runner : m_runner; }
+
+    fs::path lane_dir(std::size_t lane) const { return lane == 0 ? m_scratch : m_scratch / fmt::format("lane-{}", lane); }
+    fs::path incumbent_dir(std::size_t lane) const { return lane_dir(lane) / "incumbent"; }
+    fs::path variant_dir(std::size_t lane) const { return lane_dir(lane) / "variant"; }
     fs::path write(const fs::path& dir, const tune_config& config) {
         const fs::path path = dir / m_file;
         platform::write_file_atomic(path, write_variant(m_text, m_tunables, config));
@@ -97,7 +136,8 @@ private:
     eval::evaluation_options m_options;
     measure::ab_config m_ab;
     platform::command_runner_base& m_runner;
-    int m_runs = 0;
+    std::vector<platform::device_slot> m_slots;
+    std::atomic<int> m_runs{0};
 };
 
 tune_point_row row_of(const loop_session& s, const std::string& tune_id, int iteration, const fs::path& candidate,
@@ -165,11 +205,15 @@ tune_outcome run_tune(const tune_request& req, platform::command_runner_base& ru
 
     const auto spec = load_spec(c);
     const auto sources = eval::candidate_sources(spec, candidate);
+    const auto slots = eval::visible_devices(spec, req.devices, runner);
     platform::scoped_temp_dir scratch("kloop-tune");
-    backend::copy_local_sources(sources, scratch.path() / "incumbent");
-    backend::copy_local_sources(sources, scratch.path() / "variant");
+    for (std::size_t lane = 0; lane < slots.size(); ++lane) {
+        const fs::path dir = lane == 0 ? scratch.path() : scratch.path() / fmt::format("lane-{}", lane);
+        backend::copy_local_sources(sources, dir / "incumbent");
+        backend::copy_local_sources(sources, dir / "variant");
+    }
     compare_evaluator evaluator(spec, text, tunables, candidate.filename(), scratch.path(),
-                                contract_options(c, req.options), req.ab, runner);
+                                contract_options(c, req.options), req.ab, runner, slots);
 
     out.tune_id = fmt::format("{}-{}", platform::utc_now_iso8601(), ::getpid());
     tune_memory memory(req.memory_db);
@@ -178,6 +222,8 @@ tune_outcome run_tune(const tune_request& req, platform::command_runner_base& ru
         if (req.on_point) req.on_point(p);
     };
     out.search = run_tune_search(tunables, req.search, evaluator, on_point);
+    if (slots.size() > 1 || !slots.front().id.empty())
+        for (const auto& slot : slots) out.search.devices.push_back(slot.label);
 
     out.table = session.ws.root() / tune_table_name(iteration);
     report::tune_page_context page{c.op, candidate.string(), version_label(iteration), ""};

@@ -5,14 +5,16 @@
 //   1. open the workspace for writing (contract check, exit 5; the lock, held to the end) and
 //      refuse past the iteration cap, as `kloop iterate` does;
 //   2. read the candidate's tunables (loop/tunables; none is a usage error);
-//   3. copy the candidate's local sources twice into a scratch directory — one copy holds the
-//      incumbent, the other the point under test — so every variant is a complete source whose
-//      local headers are found, and every point builds at the same path (a byte-identical build
-//      is a byte-identical library);
+//   3. copy the candidate's local sources twice into a scratch directory per lane — one copy
+//      holds the incumbent, the other the point under test — so every variant is a complete
+//      source whose local headers are found, and every point of a lane builds at the same path
+//      (a byte-identical build is a byte-identical library);
 //   4. search: each point built (its library's SHA-256 is its identity) and raced against the
 //      incumbent with eval::compare_candidates (both gated, timed interleaved, the verdict with
 //      its bootstrap interval), each point recorded in the strategy memory's database
-//      (loop/tune_memory) as soon as it is decided;
+//      (loop/tune_memory) as soon as it is decided. With several device slots (`devices`:
+//      eval/visible_devices) a batch of points races at once, one race per GPU, each point in its
+//      own lane's copy of the sources, each A/B's two sides on one GPU; each point names its GPU;
 //   5. write the best configuration's source over the candidate file and submit it as one
 //      iteration (loop::run_iteration, under the same lock) with a generated proposal —
 //      Direction, Expected, `Prediction: speedup A-B` (the race of the best against the start)
@@ -44,6 +46,7 @@ struct tune_request {
     std::filesystem::path workspace;
     std::optional<std::filesystem::path> candidate;  // default: the contract's kernel file
     tune_search_options search;
+    std::string devices = "1";                       // --devices: the slots a batch races on (eval/visible_devices)
     eval::evaluation_options options;                // the stopping rule and timeouts, per race
     measure::ab_config ab;
     std::vector<std::string> command_line;

@@ -1,6 +1,7 @@
 // kloop loop: the search of `kloop tune` (see tune_search.hpp).
 #include "loop/tune_search.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -19,7 +20,7 @@ public:
         : m_tunables(tunables), m_budget(options.budget), m_evaluator(evaluator), m_on_point(on_point), m_result(result) {}
 
     void start(const tune_config& config) {
-        const auto built = m_evaluator.build(config);
+        const auto built = m_evaluator.build(config, 0);
         if (!built.ok)
             throw build_error(fmt::format("the candidate with its declared values ({}) does not build: {}",
                                           describe_config(m_tunables, config), built.reason));
@@ -31,42 +32,80 @@ public:
         p.label = describe_config(m_tunables, config);
         p.status = tune_point_status::start;
         p.reason = "the declared values";
+        p.became_incumbent = true;
         publish(std::move(p));
     }
 
     [[nodiscard]] bool tried(const tune_config& config) const { return m_tried.count(config) != 0; }
-    [[nodiscard]] bool budget_spent() const { return static_cast<int>(m_result.points.size()) >= m_budget; }
+    [[nodiscard]] int budget_left() const { return m_budget - static_cast<int>(m_result.points.size()); }
+    [[nodiscard]] std::size_t lanes() const { return std::max<std::size_t>(1, m_evaluator.lanes()); }
     [[nodiscard]] const tune_config& incumbent() const { return m_incumbent; }
 
-    // Builds, then races `config` against the incumbent; true when it became the incumbent.
-    bool visit(const tune_config& config) {
-        tune_point p;
-        p.index = static_cast<int>(m_result.points.size());
-        p.config = config;
-        p.label = describe_config(m_tunables, config);
-        p.incumbent = describe_config(m_tunables, m_incumbent);
-        m_tried[config] = p.index;
-        const auto built = m_evaluator.build(config);
-        if (!built.ok) {
-            p.status = tune_point_status::build_failed;
-            p.reason = built.reason;
-        } else if (auto seen = m_identities.find(built.identity); seen != m_identities.end()) {
-            p.status = tune_point_status::duplicate;
-            const auto& twin = m_result.points[static_cast<std::size_t>(seen->second)];
-            p.reason = fmt::format("its build is byte-identical to #{} ({}): not raced", twin.index, twin.label);
-        } else {
-            m_identities[built.identity] = p.index;
-            const bool against_start = m_incumbent == m_result.start;
-            auto race = m_evaluator.race(m_incumbent, config);
-            p.status = race.status;
-            p.reason = race.reason;
-            p.verdict = race.overall;
-            if (against_start && race.overall) m_vs_start[config] = *race.overall;
+    // Builds the batch's points (lane i: configs[i]), marks duplicates in batch order, races the
+    // rest against the incumbent side by side, then moves the incumbent to the FASTER point with
+    // the largest speedup. True when it moved. Nothing of a batch is published before all of it
+    // is decided; an exception (an interruption) loses the batch in flight.
+    bool visit(const std::vector<tune_config>& configs) {
+        const std::size_t n = configs.size();
+        for (std::size_t i = 0; i < n; ++i) m_tried[configs[i]] = static_cast<int>(m_result.points.size() + i);
+        std::vector<point_build> builds(n);
+        m_evaluator.in_parallel(n, [&](std::size_t i) { builds[i] = m_evaluator.build(configs[i], i); });
+
+        std::vector<tune_point> points(n);
+        std::vector<std::size_t> to_race;
+        const std::string incumbent = describe_config(m_tunables, m_incumbent);
+        for (std::size_t i = 0; i < n; ++i) {
+            auto& p = points[i];
+            p.index = static_cast<int>(m_result.points.size() + i);
+            p.config = configs[i];
+            p.label = describe_config(m_tunables, configs[i]);
+            p.incumbent = incumbent;
+            if (!builds[i].ok) {
+                p.status = tune_point_status::build_failed;
+                p.reason = builds[i].reason;
+            } else if (auto seen = m_identities.find(builds[i].identity); seen != m_identities.end()) {
+                p.status = tune_point_status::duplicate;
+                const int twin = seen->second;
+                const std::string twin_label = twin < static_cast<int>(m_result.points.size())
+                                                   ? m_result.points[static_cast<std::size_t>(twin)].label
+                                                   : points[static_cast<std::size_t>(twin) - m_result.points.size()].label;
+                p.reason = fmt::format("its build is byte-identical to #{} ({}): not raced", twin, twin_label);
+            } else {
+                m_identities[builds[i].identity] = p.index;
+                to_race.push_back(i);
+            }
         }
-        const bool moved = p.status == tune_point_status::faster;
-        if (moved) m_incumbent = config;
-        publish(std::move(p));
-        return moved;
+        std::vector<race_outcome> races(n);
+        m_evaluator.in_parallel(to_race.size(), [&](std::size_t j) {
+            const std::size_t i = to_race[j];
+            races[i] = m_evaluator.race(m_incumbent, configs[i], i);
+        });
+
+        const bool against_start = m_incumbent == m_result.start;
+        std::optional<std::size_t> best;
+        for (const std::size_t i : to_race) {
+            auto& p = points[i];
+            p.status = races[i].status;
+            p.reason = races[i].reason;
+            p.verdict = races[i].overall;
+            p.device = races[i].device;
+            if (against_start && races[i].overall) m_vs_start[configs[i]] = *races[i].overall;
+            if (p.status == tune_point_status::faster && p.verdict &&
+                (!best || p.verdict->speedup > points[*best].verdict->speedup))
+                best = i;
+        }
+        for (const std::size_t i : to_race)
+            if (best && i != *best && points[i].status == tune_point_status::faster)
+                points[i].reason = fmt::format("FASTER, but #{} ({}) of the same batch was faster still ({:.3f}x against "
+                                               "{:.3f}x): not the incumbent",
+                                               points[*best].index, points[*best].label, points[*best].verdict->speedup,
+                                               points[i].verdict->speedup);
+        if (best) {
+            points[*best].became_incumbent = true;
+            m_incumbent = configs[*best];
+        }
+        for (auto& p : points) publish(std::move(p));
+        return best.has_value();
     }
 
     [[nodiscard]] std::optional<measure::ab_result> measured_vs_start(const tune_config& config) const {
@@ -102,33 +141,50 @@ bool next_config(const std::vector<tunable>& tunables, std::vector<std::size_t>&
 
 void search_exhaustive(const std::vector<tunable>& tunables, search_state& s, tune_result& result) {
     std::vector<std::size_t> digits(tunables.size(), 0);
-    do {
+    std::vector<tune_config> batch;
+    bool more = true;
+    while (more) {
         tune_config config;
         for (std::size_t k = 0; k < tunables.size(); ++k) config.push_back(tunables[k].values[digits[k]]);
-        if (s.tried(config)) continue;
-        if (s.budget_spent()) {
-            result.stop_reason = fmt::format("the budget ({} points) is spent", result.budget);
-            return;
+        more = next_config(tunables, digits);
+        if (!s.tried(config)) {
+            if (s.budget_left() - static_cast<int>(batch.size()) <= 0) {
+                if (!batch.empty()) (void)s.visit(batch);
+                result.stop_reason = fmt::format("the budget ({} points) is spent", result.budget);
+                return;
+            }
+            batch.push_back(std::move(config));
         }
-        (void)s.visit(config);
-    } while (next_config(tunables, digits));
+        if (batch.size() == s.lanes() || (!more && !batch.empty())) {
+            (void)s.visit(batch);
+            batch.clear();
+        }
+    }
     result.stop_reason = "every point of the space was visited";
 }
 
 void search_coordinate(const std::vector<tunable>& tunables, search_state& s, tune_result& result) {
     for (int round = 1;; ++round) {
         bool moved = false;
-        for (std::size_t k = 0; k < tunables.size(); ++k)
-            for (const auto& value : tunables[k].values) {
-                tune_config config = s.incumbent();
-                config[k] = value;
-                if (s.tried(config)) continue;
-                if (s.budget_spent()) {
-                    result.stop_reason = fmt::format("the budget ({} points) is spent in round {}", result.budget, round);
-                    return;
+        for (std::size_t k = 0; k < tunables.size(); ++k) {
+            // The tunable's other values with the others held at the incumbent, a batch at a time
+            // (the incumbent may move between batches).
+            for (std::size_t v = 0; v < tunables[k].values.size();) {
+                std::vector<tune_config> batch;
+                for (; v < tunables[k].values.size() && batch.size() < s.lanes(); ++v) {
+                    tune_config config = s.incumbent();
+                    config[k] = tunables[k].values[v];
+                    if (s.tried(config)) continue;
+                    if (s.budget_left() - static_cast<int>(batch.size()) <= 0) {
+                        if (!batch.empty()) (void)s.visit(batch);
+                        result.stop_reason = fmt::format("the budget ({} points) is spent in round {}", result.budget, round);
+                        return;
+                    }
+                    batch.push_back(std::move(config));
                 }
-                moved = s.visit(config) || moved;
+                if (!batch.empty()) moved = s.visit(batch) || moved;
             }
+        }
         if (!moved) {
             result.stop_reason = fmt::format("round {} moved nothing", round);
             return;
@@ -194,7 +250,7 @@ tune_result run_tune_search(const std::vector<tunable>& tunables, const tune_sea
         result.best_vs_start = s.measured_vs_start(result.best);
         if (!result.best_vs_start) {
             try {
-                const auto confirm = evaluator.race(result.start, result.best);
+                const auto confirm = evaluator.race(result.start, result.best, 0);
                 result.best_vs_start = confirm.overall;
             } catch (const error& e) {
                 if (!is_interruption(e)) throw;

@@ -13,6 +13,13 @@
 //   coordinate  coordinate descent from the start: for each tunable in turn, try each of its
 //               other values with the others held at the incumbent (a configuration tried once is
 //               not tried again); a round of all tunables that moves nothing ends the search.
+// Lanes: an evaluator with N > 1 lanes (device slots: platform/device_pool) races up to N points
+// at once, all against the same incumbent — a batch: the exhaustive search's next N points, the
+// coordinate search's next N values of the tunable in turn. A batch's points are built first
+// (lane i holds the batch's i-th point), their duplicates marked in batch order, the rest raced
+// side by side; the incumbent then moves to the FASTER point with the largest speedup, and a
+// FASTER point that was not the largest says so. With one lane every batch is one point: the
+// search is the sequential one, race for race.
 // The budget counts the configurations visited, the start included (duplicates, red points and
 // failed builds too). After the search, when the best was not raced against the start itself,
 // one more race (best vs start) measures the interval the end iteration's proposal predicts;
@@ -53,13 +60,23 @@ struct race_outcome {
     tune_point_status status = tune_point_status::not_faster;  // faster | not_faster | red | build_failed
     std::string reason;
     std::optional<measure::ab_result> overall;
+    std::string device;  // the slot it ran on (a GPU's UUID); "" unbound
 };
 
+// `lane` (< lanes()) names where the configuration is written and built: one lane per point of a
+// batch, so that points raced at once never share a source file.
 class tune_evaluator {
 public:
     virtual ~tune_evaluator() = default;
-    [[nodiscard]] virtual point_build build(const tune_config& config) = 0;
-    [[nodiscard]] virtual race_outcome race(const tune_config& incumbent, const tune_config& candidate) = 0;
+    // How many races may run at once.
+    [[nodiscard]] virtual std::size_t lanes() const { return 1; }
+    // job(i) for every i in [0, n), n <= lanes(), each at once with the others where lanes allow;
+    // returns when all are done, rethrowing the first exception one threw. Default: in order.
+    virtual void in_parallel(std::size_t n, const std::function<void(std::size_t)>& job) {
+        for (std::size_t i = 0; i < n; ++i) job(i);
+    }
+    [[nodiscard]] virtual point_build build(const tune_config& config, std::size_t lane) = 0;
+    [[nodiscard]] virtual race_outcome race(const tune_config& incumbent, const tune_config& candidate, std::size_t lane) = 0;
 };
 
 // Points in the space: the product of the value-set sizes.

@@ -29,15 +29,20 @@ std::string speedup_text(const measure::ab_result& v) {
 }
 
 std::string tune_points_table(const loop::tune_result& r) {
-    std::string s = "| # | configuration | gate | vs incumbent | speedup [95% CI] | verdict | note |\n"
-                    "| --- | --- | --- | --- | --- | --- | --- |\n";
+    const bool devices = !r.devices.empty();  // raced on named device slots: a column says which
+    std::string s = devices ? "| # | configuration | gate | vs incumbent | speedup [95% CI] | verdict | device | note |\n"
+                              "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+                            : "| # | configuration | gate | vs incumbent | speedup [95% CI] | verdict | note |\n"
+                              "| --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& p : r.points) {
         const bool is_start = p.status == loop::tune_point_status::start;
         std::string verdict = is_start ? "start" : p.verdict ? measure::to_string(p.verdict->verdict) : "—";
-        if (p.status == loop::tune_point_status::faster) verdict += " → incumbent";
-        s += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", p.index, detail::md_cell(p.label),
+        if (!is_start && p.became_incumbent) verdict += " → incumbent";
+        s += fmt::format("| {} | {} | {} | {} | {} | {} |{} {} |\n", p.index, detail::md_cell(p.label),
                          gate_text(p.status), detail::md_cell(is_start ? "" : p.incumbent),
-                         p.verdict ? speedup_text(*p.verdict) : "—", verdict, detail::md_cell(p.reason));
+                         p.verdict ? speedup_text(*p.verdict) : "—", verdict,
+                         devices ? " " + detail::md_cell(p.device.empty() ? "—" : p.device) + " |" : "",
+                         detail::md_cell(p.reason));
     }
     return s;
 }
@@ -57,6 +62,10 @@ std::string tune_page_md(const loop::tune_result& r, const tune_page_context& ct
                                                measure::to_string(r.best_vs_start->verdict) + " vs the start"
                                          : "");
     if (!ctx.outcome.empty()) s += fmt::format("- iteration {}: {}\n", ctx.iteration, ctx.outcome);
+    if (!r.devices.empty())
+        s += fmt::format("- devices: {} — a batch of up to {} points raced at once against one incumbent, one race per "
+                         "device; the incumbent moved to the batch's FASTER point with the largest speedup\n",
+                         fmt::join(r.devices, ", "), r.devices.size());
     s += "\nEach point was built and gated, then timed interleaved against the incumbent of its time "
          "(`eval::compare_candidates`); only a FASTER verdict moved the incumbent.\n\n";
     s += tune_points_table(r);

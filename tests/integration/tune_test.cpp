@@ -90,6 +90,34 @@ TEST_F(TuneTest, SearchesTheTunablesAndEndsInOneRecordedIteration) {
     std::cout << t.out;  // the run, for the log
 }
 
+// Two fake devices (KLOOP_DEVICES stands in for the GPU probe; this CPU op is timed on the host):
+// the two points after the start race as one batch, each on a device slot it names, against the
+// same incumbent; the table says which device each ran on.
+TEST_F(TuneTest, OnTwoDevicesTheOtherPointsRaceAsOneBatchEachNamingItsDevice) {
+    init();
+    fs::copy_file(m_s.op / "versions" / "v4_tuned.cpp", m_s.kernel, fs::copy_options::overwrite_existing);
+    std::vector<std::string> args{"tune", "--devices", "all"};
+    for (const auto& a : quick_bench()) args.push_back(a);
+    args.insert(args.end(), {"--held-out", "0", "--workspace", m_s.ws.string()});
+    const auto t = kloop::testing::run_kloop(args, 600, {{"KLOOP_MEMORY_DB", m_memory.string()},
+                                                        {"KLOOP_DEVICES", "fake-gpu-0,fake-gpu-1"}});
+    ASSERT_EQ(t.exit_code, 0) << t.out << t.err;
+    EXPECT_NE(t.out.find("tune: exhaustive search, 3 of 3 points"), std::string::npos) << t.out;
+    for (const auto* point : {"#1 kLanes=16: ", "#2 kLanes=64: "}) {
+        const auto at = t.out.find(point);
+        ASSERT_NE(at, std::string::npos) << point << "\n" << t.out;
+        const auto line = t.out.substr(at, t.out.find('\n', at) - at);
+        EXPECT_NE(line.find(" vs kLanes=32"), std::string::npos) << line;  // one batch: both against the start
+        EXPECT_TRUE(line.find(" | on fake-gpu-0") != std::string::npos || line.find(" | on fake-gpu-1") != std::string::npos)
+            << line;
+    }
+    const auto table = kloop::platform::read_file(m_s.ws / "tune_v1.md");
+    EXPECT_NE(table.find("- devices: fake-gpu-0, fake-gpu-1 — a batch of up to 2 points"), std::string::npos) << table;
+    EXPECT_NE(table.find("| verdict | device | note |"), std::string::npos) << table;
+    EXPECT_TRUE(fs::exists(m_s.ws / "iter_v1" / "benchmark_result.json")) << t.out;
+    std::cout << t.out;
+}
+
 TEST_F(TuneTest, ACandidateWithoutTunablesOrWithAMalformedMarkerIsAUsageError) {
     init();
     auto t = run({"tune"});  // kernel.cpp is v0_naive: no markers

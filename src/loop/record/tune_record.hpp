@@ -4,7 +4,8 @@
 // (report/tune_table) and the tune memory (loop/tune_memory) read. A point is one configuration
 // of the candidate's tunables: built, gated and raced against the incumbent of its time
 // (eval::compare_candidates), or skipped (its build is byte-identical to a point already
-// evaluated), or stopped at its build or its gate. Only a FASTER race moves the incumbent.
+// evaluated), or stopped at its build or its gate. Only a FASTER race moves the incumbent (in a
+// batch raced on several devices at once, the FASTER point with the largest speedup).
 #pragma once
 
 #include <optional>
@@ -17,7 +18,8 @@ namespace kloop::loop {
 
 enum class tune_point_status {
     start,         // the declared values: the first incumbent
-    faster,        // raced, FASTER than the incumbent: it became the incumbent
+    faster,        // raced, FASTER than the incumbent (it became the incumbent unless a point of
+                   // its batch was faster still: `became_incumbent`)
     not_faster,    // raced: SAME, SLOWER or AMBIGUOUS
     red,           // built, but its gate (or a checked timed call) failed
     build_failed,  // did not build
@@ -33,6 +35,8 @@ struct tune_point {
     std::string reason;                   // why red / failed / which point it duplicates
     std::string incumbent;                // the label of the configuration it was raced against
     std::optional<measure::ab_result> verdict;  // the race's overall geomean verdict
+    bool became_incumbent = false;        // the start, and the FASTER point a batch moved to
+    std::string device;                   // the device slot its race ran on; "" unbound
 };
 
 struct tune_result {
@@ -48,6 +52,7 @@ struct tune_result {
     // The best against the start: the race that made it the incumbent when that was against the
     // start, else one more race (best vs start) after the search. Empty when the start stayed.
     std::optional<measure::ab_result> best_vs_start;
+    std::vector<std::string> devices;     // the device slots raced on (empty: one, unbound)
     bool interrupted = false;             // Ctrl-C: the points so far are kept
     std::string stop_reason;              // why the search ended
 };

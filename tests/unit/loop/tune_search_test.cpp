@@ -3,8 +3,12 @@
 // builds skipped, the race of the best against the start, and an interruption keeping the points.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -31,16 +35,21 @@ public:
     std::vector<std::pair<tune_config, tune_config>> races;
     int interrupt_at_race = -1;
 
-    point_build build(const tune_config& c) override {
+    std::size_t lane_count = 1;
+    std::vector<std::size_t> build_lanes, race_lanes;
+    std::size_t lanes() const override { return lane_count; }
+    point_build build(const tune_config& c, std::size_t lane) override {
         built.push_back(c);
+        build_lanes.push_back(lane);
         if (std::find(unbuildable.begin(), unbuildable.end(), c) != unbuildable.end()) return {false, "", "error: nope"};
         auto it = identity.find(c);
         return {true, it != identity.end() ? it->second : c[0] + "/" + c[1], ""};
     }
-    race_outcome race(const tune_config& inc, const tune_config& cand) override {
+    race_outcome race(const tune_config& inc, const tune_config& cand, std::size_t lane) override {
         if (static_cast<int>(races.size()) == interrupt_at_race)
             throw kloop::error(kloop::exit_code::interrupted, "interrupted");
         races.emplace_back(inc, cand);
+        race_lanes.push_back(lane);
         race_outcome r;
         if (std::find(red.begin(), red.end(), cand) != red.end()) {
             r.status = tune_point_status::red;
@@ -57,6 +66,50 @@ public:
         r.overall = v;
         r.status = v.verdict == kloop::measure::ab_verdict::faster ? tune_point_status::faster
                                                                     : tune_point_status::not_faster;
+        r.device = "slot-" + std::to_string(lane);
+        return r;
+    }
+};
+
+// The same on real threads: every job of a batch started at once, and the most seen at once.
+class threaded_evaluator final : public tune_evaluator {
+public:
+    explicit threaded_evaluator(std::size_t lanes) { inner.lane_count = lanes; }
+    fake_evaluator inner;
+    std::mutex mutex;
+    std::atomic<int> running{0};
+    int most_at_once = 0;
+    std::size_t lanes() const override { return inner.lane_count; }
+    std::atomic<int> batch{1};
+    std::atomic<int> arrived{0};  // the batch's races that reached race(), never counted down
+    void in_parallel(std::size_t n, const std::function<void(std::size_t)>& job) override {
+        EXPECT_LE(n, inner.lane_count);
+        batch = static_cast<int>(n);
+        arrived = 0;
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < n; ++i) threads.emplace_back([&, i] { job(i); });
+        for (auto& t : threads) t.join();
+        batch = 1;
+    }
+    point_build build(const tune_config& c, std::size_t lane) override {
+        const std::lock_guard<std::mutex> lock(mutex);
+        return inner.build(c, lane);
+    }
+    race_outcome race(const tune_config& inc, const tune_config& cand, std::size_t lane) override {
+        const int now = ++running;
+        ++arrived;
+        // A race of a batch waits (a bounded while) for the batch's other races: they run at once
+        // only if they all get here before any returns.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (arrived.load() < batch.load() && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        race_outcome r;
+        {
+            const std::lock_guard<std::mutex> lock(mutex);
+            most_at_once = std::max(most_at_once, std::max(now, running.load()));
+            r = inner.race(inc, cand, lane);
+        }
+        --running;
         return r;
     }
 };
@@ -203,4 +256,89 @@ TEST(TuneSearchTest, AStartThatDoesNotBuildIsAnError) {
     f.unbuildable = {{"1", "10"}};
     EXPECT_THROW((void)run_tune_search(t, {}, f), kloop::build_error);
     EXPECT_THROW((void)run_tune_search({}, {}, f), kloop::usage_error);
+}
+
+TEST(TuneSearchTest, OneLaneIsTheSequentialSearchRaceForRace) {
+    const auto t = two_tunables();
+    fake_evaluator f;
+    f.score = [](const tune_config& c) { return c[1] == "20" ? (c[0] == "3" ? 3.0 : 1.5) : 1.0; };
+    const auto r = run_tune_search(t, {}, f);
+    // Each point raced against the incumbent of its time: A=1,B=20 moved it, so the rest face it.
+    EXPECT_EQ(r.points[1].incumbent, "A=1, B=10");
+    EXPECT_EQ(r.points[2].incumbent, "A=1, B=20");
+    EXPECT_EQ(f.race_lanes, std::vector<std::size_t>(f.race_lanes.size(), 0));
+    EXPECT_TRUE(r.points[0].became_incumbent);
+    EXPECT_TRUE(r.points[1].became_incumbent);
+    EXPECT_TRUE(r.points[5].became_incumbent);
+}
+
+TEST(TuneSearchTest, TwoLanesRaceABatchAgainstOneIncumbentAtOnceAndMoveToItsFastest) {
+    const auto t = two_tunables();
+    threaded_evaluator e(2);
+    // Batches of the exhaustive order: [A=1,B=20 | A=2,B=10], [A=2,B=20 | A=3,B=10], [A=3,B=20].
+    // In the first both are FASTER than the start; A=2,B=10 by more.
+    e.inner.score = [](const tune_config& c) {
+        if (c == tune_config{"1", "20"}) return 1.2;
+        if (c == tune_config{"2", "10"}) return 1.5;
+        if (c == tune_config{"3", "20"}) return 2.0;
+        return 1.0;
+    };
+    const auto r = run_tune_search(t, {}, e);
+    EXPECT_EQ(e.most_at_once, 2);
+    ASSERT_EQ(r.points.size(), 6u);
+    EXPECT_EQ(labels(r), (std::vector<std::string>{"A=1, B=10", "A=1, B=20", "A=2, B=10", "A=2, B=20", "A=3, B=10",
+                                                   "A=3, B=20"}));
+    // Batch 1: both against the start; the faster one is the incumbent, the other says why not.
+    EXPECT_EQ(r.points[1].incumbent, "A=1, B=10");
+    EXPECT_EQ(r.points[2].incumbent, "A=1, B=10");
+    EXPECT_EQ(r.points[1].status, tune_point_status::faster);
+    EXPECT_FALSE(r.points[1].became_incumbent);
+    EXPECT_NE(r.points[1].reason.find("#2 (A=2, B=10) of the same batch was faster still (1.500x against 1.200x)"),
+              std::string::npos) << r.points[1].reason;
+    EXPECT_TRUE(r.points[2].became_incumbent);
+    // Batch 2 faces A=2,B=10; batch 3 (one point left) too, and wins.
+    EXPECT_EQ(r.points[3].incumbent, "A=2, B=10");
+    EXPECT_EQ(r.points[4].incumbent, "A=2, B=10");
+    EXPECT_EQ(r.points[5].incumbent, "A=2, B=10");
+    EXPECT_EQ(r.best, (tune_config{"3", "20"}));
+    // Lane i holds the batch's i-th point, for its build and its race; the device is the race's.
+    EXPECT_EQ(r.points[1].device, "slot-0");
+    EXPECT_EQ(r.points[2].device, "slot-1");
+    // The best faced A=2,B=10, not the start: one more race measures it against the start, on lane 0.
+    ASSERT_TRUE(r.best_vs_start);
+    EXPECT_DOUBLE_EQ(r.best_vs_start->speedup, 2.0);
+    EXPECT_EQ(e.inner.races.back(), (std::pair<tune_config, tune_config>{{"1", "10"}, {"3", "20"}}));
+}
+
+TEST(TuneSearchTest, ABatchStopsAtTheBudgetAndMarksDuplicatesInBatchOrder) {
+    const auto t = two_tunables();
+    fake_evaluator f;
+    f.lane_count = 4;
+    f.identity[{"2", "10"}] = "1/20";  // the same build as the batch's first point
+    tune_search_options o;
+    o.kind = search_kind::exhaustive;
+    o.budget = 4;
+    const auto r = run_tune_search(t, o, f);
+    ASSERT_EQ(r.points.size(), 4u);  // the start and a batch of three: the budget, not the lanes
+    EXPECT_NE(r.stop_reason.find("budget"), std::string::npos) << r.stop_reason;
+    EXPECT_EQ(r.points[2].status, tune_point_status::duplicate);
+    EXPECT_NE(r.points[2].reason.find("#1 (A=1, B=20)"), std::string::npos) << r.points[2].reason;
+    EXPECT_EQ(f.races.size(), 2u);
+    EXPECT_EQ(f.build_lanes, (std::vector<std::size_t>{0, 0, 1, 2}));  // the start, then lanes 0..2
+    EXPECT_EQ(f.race_lanes, (std::vector<std::size_t>{0, 2}));
+}
+
+TEST(TuneSearchTest, CoordinateDescentRacesATunablesValuesAsOneBatch) {
+    const auto t = two_tunables();
+    threaded_evaluator e(3);
+    e.inner.score = [](const tune_config& c) { return c[0] == "3" ? 2.0 : c[0] == "2" ? 1.5 : 1.0; };
+    tune_search_options o;
+    o.kind = search_kind::coordinate;
+    const auto r = run_tune_search(t, o, e);
+    EXPECT_EQ(e.most_at_once, 2);  // A=2 and A=3 at once
+    EXPECT_EQ(r.points[1].incumbent, "A=1, B=10");
+    EXPECT_EQ(r.points[2].incumbent, "A=1, B=10");
+    EXPECT_EQ(r.best[0], "3");
+    EXPECT_TRUE(r.points[2].became_incumbent);
+    EXPECT_FALSE(r.points[1].became_incumbent);
 }
