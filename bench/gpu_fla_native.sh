@@ -16,6 +16,9 @@
 #   sgla_cuda: the CUDA forward (versions/v1_cuda.cu, a native candidate of the Python op), its gate
 #   and bench for the forward modes, two held-out shapes each
 #   sgla_cuda_ab: that CUDA forward against v0 (FLA's Triton) in one A/B, forward modes
+#   sgla_cuda2: versions/v2_cuda.cu (v1's forward and the CUDA backward), every mode, two held-out
+#   shapes each
+#   sgla_cuda2_ab: v2 against v0 in one A/B, every mode (v0's backward: FLA's fused_recurrent_bwd)
 #   cache_out: kloop's Python build cache and JIT caches (Triton's, Inductor's) as OUT_DIR/kloop-cache.tgz.*
 #   (15 MiB parts); with KLOOP_CACHE_TGZ=PREFIX set, the parts PREFIX.* are unpacked into the cache
 #   first (a later machine starts warm).
@@ -49,5 +52,9 @@ for step in $steps; do case $step in
                  --held-out 2 --json-out "$out/sgla_cuda.json" ;;
   sgla_cuda_ab) run sgla_cuda_ab ${BOX:-300} "$k" compare $s --candidate $s/versions/v1_cuda.cu --base $s/versions/v0_fla.py \
                  --mode fwd --mode fwd_varlen --json-out "$out/sgla_cuda_ab.json" ;;
+  sgla_cuda2) run sgla_cuda2 ${BOX:-300} "$k" verify $s --candidate $s/versions/v2_cuda.cu --held-out 2 \
+                 --json-out "$out/sgla_cuda2.json" ;;
+  sgla_cuda2_ab) run sgla_cuda2_ab ${BOX:-400} "$k" compare $s --candidate $s/versions/v2_cuda.cu --base $s/versions/v0_fla.py \
+                 --json-out "$out/sgla_cuda2_ab.json" ;;
   cache_out) tar -cz -C "$cache" python python-jit | split -b 15M - "$out/kloop-cache.tgz." && du -ch "$out"/kloop-cache.tgz.* | tee -a "$out/steps.txt" ;;
 esac; done
