@@ -15,9 +15,9 @@
 //        dv = A'^T do + diag(exp(gl - G)) k D_c
 //        w_i = q_i.dq_i - k_i.dk_i (fp32, before dq and dk are rounded), into dg.
 //   4. dg (one CTA per sequence and head): dg_i = sum_{t >= i} w_t + <dht, S_T>, a reverse scan.
-// (ref.py states the recurrence these come from; a numpy model of exactly these four passes,
-// dense and varlen with empty and one-token sequences and strong decay, matched the recurrence
-// to 1e-10 in fp64.)
+// (ref.py states the recurrence these come from; tests/examples/sgla_backward_model.py holds
+// these four passes, in an fp64 numpy model with these chunk slots, to the recurrence: dense and
+// varlen with empty and one-token sequences, strong decay.)
 //
 // Overflow: every exp takes a non-positive argument, the mask applied before the exp, as in the
 // forward (sgla_fwd.cuh, "Overflow safety"): exp(G_i), exp(gl - G_j) and exp(G_i - G_j), j <= i.
