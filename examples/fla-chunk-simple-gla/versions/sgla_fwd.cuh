@@ -102,6 +102,48 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
+// Issues the cp.async loads of a chunk's rows t0 .. t0 + 63 of a [tokens, H, width] bf16 tensor,
+// head h, columns col0 .. col0 + W - 1, into dst (row stride ld). Rows >= Lc are zero-filled and
+// never read from memory (in varlen they belong to the next sequence).
+template <int W>
+__device__ __forceinline__ void load_rows(bf16* dst, int ld, const bf16* __restrict__ src, int64_t t0, int Lc, int H,
+                                          int h, int width, size_t col0) {
+#pragma unroll 1
+    for (int idx = threadIdx.x; idx < BT * (W / 8); idx += kThreads) {
+        const int r = idx / (W / 8), s = idx % (W / 8);
+        const bool ok = r < Lc;
+        cp_async16(dst + r * ld + s * 8, src + (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * width + col0 + s * 8,
+                   ok);
+    }
+}
+
+// The same for the chunk's 64 gates of head h (fp32 [tokens, H]); rows >= Lc are 0.
+__device__ __forceinline__ void load_gates(float* dst, const float* __restrict__ g, int64_t t0, int Lc, int H, int h) {
+    if (threadIdx.x < BT) {
+        const int r = threadIdx.x;
+        const bool ok = r < Lc;
+        cp_async4(dst + r, g + static_cast<size_t>(t0 + (ok ? r : 0)) * H + h, ok);
+    }
+}
+
+// One warp's inclusive scan of a chunk's gates held two per lane (a = g[lane], b = g[lane + 32]):
+// a and b become G[lane] and G[lane + 32]; returns G[Lc - 1] (every lane).
+__device__ __forceinline__ float scan_gates(float& a, float& b, int lane, int Lc) {
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float ya = __shfl_up_sync(0xffffffffu, a, off);
+        const float yb = __shfl_up_sync(0xffffffffu, b, off);
+        if (lane >= off) {
+            a += ya;
+            b += yb;
+        }
+    }
+    b += __shfl_sync(0xffffffffu, a, 31);
+    const float la = __shfl_sync(0xffffffffu, a, (Lc - 1) & 31);
+    const float lb = __shfl_sync(0xffffffffu, b, (Lc - 1) & 31);
+    return Lc - 1 < 32 ? la : lb;
+}
+
 using FragAcc = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 using FragARow = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major>;
 using FragACol = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::col_major>;
@@ -158,31 +200,10 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
         const int64_t t0 = bos + static_cast<int64_t>(c) * BT;
         const int64_t rem = eos - t0;
         const int Lc = rem < BT ? static_cast<int>(rem) : BT;
-        bf16* qs = stage_q(st);
-        bf16* ks = stage_k(st);
-        bf16* vs = stage_v(st);
-        float* gs = stage_g(st);
-        constexpr int kSegK = K / 8;  // 16-byte segments per q/k row
-#pragma unroll 1
-        for (int idx = threadIdx.x; idx < BT * kSegK; idx += kThreads) {
-            const int r = idx / kSegK, s = idx % kSegK;
-            const bool ok = r < Lc;
-            const size_t off = (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * K + s * 8;
-            cp_async16(qs + r * LDK + s * 8, q + off, ok);
-            cp_async16(ks + r * LDK + s * 8, k + off, ok);
-        }
-#pragma unroll 1
-        for (int idx = threadIdx.x; idx < BT * (BV / 8); idx += kThreads) {
-            const int r = idx / (BV / 8), s = idx % (BV / 8);
-            const bool ok = r < Lc;
-            const size_t off = (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * V + static_cast<size_t>(vt) * BV + s * 8;
-            cp_async16(vs + r * LDV + s * 8, v + off, ok);
-        }
-        if (threadIdx.x < BT) {
-            const int r = threadIdx.x;
-            const bool ok = r < Lc;
-            cp_async4(gs + r, g + static_cast<size_t>(t0 + (ok ? r : 0)) * H + h, ok);
-        }
+        load_rows<K>(stage_q(st), LDK, q, t0, Lc, H, h, K, 0);
+        load_rows<K>(stage_k(st), LDK, k, t0, Lc, H, h, K, 0);
+        load_rows<BV>(stage_v(st), LDV, v, t0, Lc, H, h, V, static_cast<size_t>(vt) * BV);
+        load_gates(stage_g(st), g, t0, Lc, H, h);
     };
 
     // Write the fp32 state fragments as the bf16 copy hs (through this warp's scratch).
@@ -238,20 +259,9 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
         if (warp == 0) {
             const float* gs = stage_g(st);
             float a = gs[lane], b = gs[lane + 32];
-#pragma unroll
-            for (int off = 1; off < 32; off <<= 1) {
-                const float ya = __shfl_up_sync(0xffffffffu, a, off);
-                const float yb = __shfl_up_sync(0xffffffffu, b, off);
-                if (lane >= off) {
-                    a += ya;
-                    b += yb;
-                }
-            }
-            b += __shfl_sync(0xffffffffu, a, 31);
+            const float gl = scan_gates(a, b, lane, Lc);
             Gs[lane] = a;
             Gs[lane + 32] = b;
-            __syncwarp();
-            const float gl = Gs[Lc - 1];
             eG[lane] = scale * expf(fminf(a, 0.f));
             eG[lane + 32] = scale * expf(fminf(b, 0.f));
             eTail[lane] = lane < Lc ? expf(fminf(gl - a, 0.f)) : 0.f;

@@ -103,27 +103,9 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
     auto load_chunk = [&](int c, int st) {  // rows >= L zero-filled, never read from memory
         const int64_t t0 = bos + static_cast<int64_t>(c) * BT;
         const int Lc = eos - t0 < BT ? static_cast<int>(eos - t0) : BT;
-        bf16* xs = stage_x(st);
-        bf16* ys = stage_y(st);
-        float* gs = stage_g(st);
-#pragma unroll 1
-        for (int idx = threadIdx.x; idx < BT * (K / 8); idx += kThreads) {
-            const int r = idx / (K / 8), s = idx % (K / 8);
-            const bool ok = r < Lc;
-            cp_async16(xs + r * LDK + s * 8, x + (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * K + s * 8, ok);
-        }
-#pragma unroll 1
-        for (int idx = threadIdx.x; idx < BT * (BV / 8); idx += kThreads) {
-            const int r = idx / (BV / 8), s = idx % (BV / 8);
-            const bool ok = r < Lc;
-            const size_t off = (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * V + static_cast<size_t>(vt) * BV + s * 8;
-            cp_async16(ys + r * LDV + s * 8, y + off, ok);
-        }
-        if (threadIdx.x < BT) {
-            const int r = threadIdx.x;
-            const bool ok = r < Lc;
-            cp_async4(gs + r, g + static_cast<size_t>(t0 + (ok ? r : 0)) * H + h, ok);
-        }
+        load_rows<K>(stage_x(st), LDK, x, t0, Lc, H, h, K, 0);
+        load_rows<BV>(stage_y(st), LDV, y, t0, Lc, H, h, V, static_cast<size_t>(vt) * BV);
+        load_gates(stage_g(st), g, t0, Lc, H, h);
     };
 
     FragAcc hacc[kHF];
@@ -161,19 +143,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
         if (warp == 0) {  // inclusive scan of g (rows >= L are 0), then the row factors
             const float* gs = stage_g(st);
             float a = gs[lane], b = gs[lane + 32];
-#pragma unroll
-            for (int off = 1; off < 32; off <<= 1) {
-                const float ya = __shfl_up_sync(0xffffffffu, a, off);
-                const float yb = __shfl_up_sync(0xffffffffu, b, off);
-                if (lane >= off) {
-                    a += ya;
-                    b += yb;
-                }
-            }
-            b += __shfl_sync(0xffffffffu, a, 31);
-            const float la = __shfl_sync(0xffffffffu, a, (Lc - 1) & 31);
-            const float lb = __shfl_sync(0xffffffffu, b, (Lc - 1) & 31);
-            const float gl = Lc - 1 < 32 ? la : lb;
+            const float gl = scan_gates(a, b, lane, Lc);
             if (kReverse) {
                 rs[lane] = lane < Lc ? scale * expf(fminf(a, 0.f)) : 0.f;
                 rs[lane + 32] = lane + 32 < Lc ? scale * expf(fminf(b, 0.f)) : 0.f;
@@ -294,48 +264,19 @@ __global__ void __launch_bounds__(kThreads, 1)
     float* eT = eG + BT;     // exp(gl - G_j), 0 for j >= L
     float* ws = eT + BT;     // w_i, summed with shared atomics
 
-#pragma unroll 1
-    for (int idx = threadIdx.x; idx < BT * (K / 8); idx += kThreads) {
-        const int r = idx / (K / 8), s = idx % (K / 8);
-        const bool ok = r < Lc;
-        const size_t off = (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * K + s * 8;
-        cp_async16(qs + r * LDK + s * 8, q + off, ok);
-        cp_async16(ks + r * LDK + s * 8, k + off, ok);
-    }
-#pragma unroll 1
-    for (int idx = threadIdx.x; idx < BT * (V / 8); idx += kThreads) {
-        const int r = idx / (V / 8), s = idx % (V / 8);
-        const bool ok = r < Lc;
-        const size_t off = (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * V + s * 8;
-        cp_async16(vs + r * LDV + s * 8, v + off, ok);
-        cp_async16(dos + r * LDV + s * 8, dout + off, ok);
-    }
-    if (threadIdx.x < BT) {
-        const int r = threadIdx.x;
-        const bool ok = r < Lc;
-        cp_async4(Gs + r, g + static_cast<size_t>(t0 + (ok ? r : 0)) * H + h, ok);
-        ws[r] = 0.f;
-    }
+    load_rows<K>(qs, LDK, q, t0, Lc, H, h, K, 0);
+    load_rows<K>(ks, LDK, k, t0, Lc, H, h, K, 0);
+    load_rows<V>(vs, LDV, v, t0, Lc, H, h, V, 0);
+    load_rows<V>(dos, LDV, dout, t0, Lc, H, h, V, 0);
+    load_gates(Gs, g, t0, Lc, H, h);
+    if (threadIdx.x < BT) ws[threadIdx.x] = 0.f;
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();  // (1) q, k, v, do, g loaded
 
     if (warp == 0) {
         float a = Gs[lane], b = Gs[lane + 32];
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const float ya = __shfl_up_sync(0xffffffffu, a, off);
-            const float yb = __shfl_up_sync(0xffffffffu, b, off);
-            if (lane >= off) {
-                a += ya;
-                b += yb;
-            }
-        }
-        b += __shfl_sync(0xffffffffu, a, 31);
-        const float la = __shfl_sync(0xffffffffu, a, (Lc - 1) & 31);
-        const float lb = __shfl_sync(0xffffffffu, b, (Lc - 1) & 31);
-        const float gl = Lc - 1 < 32 ? la : lb;
-        __syncwarp();
+        const float gl = scan_gates(a, b, lane, Lc);
         Gs[lane] = a;
         Gs[lane + 32] = b;
         eG[lane] = scale * expf(fminf(a, 0.f));
