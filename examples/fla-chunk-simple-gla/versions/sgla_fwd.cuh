@@ -150,6 +150,58 @@ using FragACol = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::col_majo
 using FragBRow = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major>;
 using FragBCol = wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::col_major>;
 
+// The 64 x 64 product a b^T of two chunks (a, b: 64 rows of D bf16, row stride ld) for this
+// warp's output blocks (rb, cb) and (rb + 2, cb); blocks above the diagonal (cb > row block) are
+// left zero: a causal mask clears them.
+template <int D>
+__device__ __forceinline__ void lower_blocks_abt(FragAcc (&acc)[2], const bf16* a, const bf16* b, int ld, int rb, int cb) {
+    wmma::fill_fragment(acc[0], 0.f);
+    wmma::fill_fragment(acc[1], 0.f);
+    if (cb > rb + 2) return;
+    const bool both = cb <= rb;
+#pragma unroll 2
+    for (int kk = 0; kk < D / 16; ++kk) {
+        FragBCol bt;  // B(d, j) = b[j][d]
+        wmma::load_matrix_sync(bt, b + cb * 16 * ld + kk * 16, ld);
+        FragARow ar;
+        wmma::load_matrix_sync(ar, a + (rb + 2) * 16 * ld + kk * 16, ld);
+        wmma::mma_sync(acc[1], ar, bt, acc[1]);
+        if (both) {
+            wmma::load_matrix_sync(ar, a + rb * 16 * ld + kk * 16, ld);
+            wmma::mma_sync(acc[0], ar, bt, acc[0]);
+        }
+    }
+}
+
+// Mask before exp: X'_ij = scale exp(G_i - G_j) X_ij for j <= i < Lc, else 0, stored as bf16 into
+// dst (row stride ld) for this warp's blocks (rb, cb) and (rb + 2, cb), through its 16 x 16 fp32
+// scratch. zero_upper: a block above the diagonal is written as zeros (else left as it was).
+__device__ __forceinline__ void mask_decay_store(FragAcc (&acc)[2], float* scr, const float* Gs, float scale, int Lc,
+                                                 int rb, int cb, int lane, bf16* dst, int ld, bool zero_upper) {
+#pragma unroll
+    for (int f = 0; f < 2; ++f) {
+        const int ri = rb + 2 * f;
+        const int cl = lane % 16, j = cb * 16 + cl;  // this lane's column; rows lane / 16 + 2 it
+        if (cb > ri) {
+            if (zero_upper)
+#pragma unroll
+                for (int it = 0; it < 8; ++it) dst[(ri * 16 + lane / 16 + 2 * it) * ld + j] = __float2bfloat16_rn(0.f);
+            continue;
+        }
+        wmma::store_matrix_sync(scr, acc[f], 16, wmma::mem_row_major);
+        __syncwarp();
+        const float Gj = Gs[j];
+#pragma unroll
+        for (int it = 0; it < 8; ++it) {
+            const int r = lane / 16 + 2 * it, i = ri * 16 + r;
+            float val = 0.f;
+            if (j <= i && i < Lc) val = scr[r * 16 + cl] * scale * expf(fminf(Gs[i] - Gj, 0.f));
+            dst[i * ld + j] = __float2bfloat16_rn(val);
+        }
+        __syncwarp();
+    }
+}
+
 // Grid (V / BV, H, N); block kThreads. cu == nullptr: dense, sequence n is tokens [n T, n T + T).
 template <int K, int BV, int S>
 __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
@@ -270,47 +322,13 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
         }
 
         // A = q k^T for this warp's blocks (arb, avc) and (arb + 2, avc); blocks above the
-        // diagonal (avc > row block) are zero after the mask and never read, so they are skipped.
+        // diagonal are zero after the mask and never read, so they are skipped.
         FragAcc acc[2];
-        {
-            const bool do0 = avc <= arb, do1 = avc <= arb + 2;
-            wmma::fill_fragment(acc[0], 0.f);
-            wmma::fill_fragment(acc[1], 0.f);
-            if (do1) {
-#pragma unroll 2
-                for (int kk = 0; kk < K / 16; ++kk) {
-                    FragBCol bk;  // B(kd, j) = k[j][kd]
-                    wmma::load_matrix_sync(bk, ks + avc * 16 * LDK + kk * 16, LDK);
-                    FragARow aq;
-                    wmma::load_matrix_sync(aq, qs + (arb + 2) * 16 * LDK + kk * 16, LDK);
-                    wmma::mma_sync(acc[1], aq, bk, acc[1]);
-                    if (do0) {
-                        wmma::load_matrix_sync(aq, qs + arb * 16 * LDK + kk * 16, LDK);
-                        wmma::mma_sync(acc[0], aq, bk, acc[0]);
-                    }
-                }
-            }
-        }
+        lower_blocks_abt<K>(acc, qs, ks, LDK, arb, avc);
         __syncthreads();  // (2) gates visible; every read of k for A done (k is decayed in place below)
 
         // Mask before exp: A'_ij = scale exp(G_i - G_j) A_ij for j <= i < L, else 0.
-#pragma unroll
-        for (int f = 0; f < 2; ++f) {
-            const int ri = arb + 2 * f;
-            if (avc > ri) continue;
-            wmma::store_matrix_sync(scr, acc[f], 16, wmma::mem_row_major);
-            __syncwarp();
-            const int cl = lane % 16, j = avc * 16 + cl;  // this lane's column; rows lane / 16 + 2 it
-            const float Gj = Gs[j];
-#pragma unroll
-            for (int it = 0; it < 8; ++it) {
-                const int r = lane / 16 + 2 * it, i = ri * 16 + r;
-                float val = 0.f;
-                if (j <= i && i < Lc) val = scr[r * 16 + cl] * scale * expf(fminf(Gs[i] - Gj, 0.f));
-                As[i * LDA + j] = __float2bfloat16_rn(val);
-            }
-            __syncwarp();
-        }
+        mask_decay_store(acc, scr, Gs, scale, Lc, arb, avc, lane, As, LDA, false);
         __syncthreads();  // (3) A' complete
 
         // k'_j = exp(G_{L-1} - G_j) k_j in place (rows >= L: 0). Not read until after barrier (4).

@@ -287,71 +287,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // A = q k^T and dP = do v^T on and below the diagonal (blocks above it are zero after the mask).
     FragAcc accA[2], accP[2];
-#pragma unroll
-    for (int f = 0; f < 2; ++f) {
-        wmma::fill_fragment(accA[f], 0.f);
-        wmma::fill_fragment(accP[f], 0.f);
-    }
-    {
-        const bool do0 = cb <= rb0, do1 = cb <= rb0 + 2;
-        if (do1) {
-#pragma unroll 2
-            for (int kk = 0; kk < K / 16; ++kk) {
-                FragBCol bk;  // B(kd, j) = k[j][kd]
-                wmma::load_matrix_sync(bk, ks + cb * 16 * LDK + kk * 16, LDK);
-                FragARow aq;
-                wmma::load_matrix_sync(aq, qs + (rb0 + 2) * 16 * LDK + kk * 16, LDK);
-                wmma::mma_sync(accA[1], aq, bk, accA[1]);
-                if (do0) {
-                    wmma::load_matrix_sync(aq, qs + rb0 * 16 * LDK + kk * 16, LDK);
-                    wmma::mma_sync(accA[0], aq, bk, accA[0]);
-                }
-            }
-#pragma unroll 2
-            for (int kk = 0; kk < V / 16; ++kk) {
-                FragBCol bv;  // B(vd, j) = v[j][vd]
-                wmma::load_matrix_sync(bv, vs + cb * 16 * LDV + kk * 16, LDV);
-                FragARow ad;
-                wmma::load_matrix_sync(ad, dos + (rb0 + 2) * 16 * LDV + kk * 16, LDV);
-                wmma::mma_sync(accP[1], ad, bv, accP[1]);
-                if (do0) {
-                    wmma::load_matrix_sync(ad, dos + rb0 * 16 * LDV + kk * 16, LDV);
-                    wmma::mma_sync(accP[0], ad, bv, accP[0]);
-                }
-            }
-        }
-    }
+    lower_blocks_abt<K>(accA, qs, ks, LDK, rb0, cb);
+    lower_blocks_abt<V>(accP, dos, vs, LDV, rb0, cb);
     __syncthreads();  // (2) the gates are visible
 
-    // Mask before exp: X'_ij = scale exp(G_i - G_j) X_ij for j <= i < L, else 0, as bf16.
-    auto mask_store = [&](FragAcc* acc, bf16* dst) {
-#pragma unroll
-        for (int f = 0; f < 2; ++f) {
-            const int ri = rb0 + 2 * f;
-            if (cb > ri) {  // above the diagonal: zero (read by the transposed products below)
-#pragma unroll
-                for (int it = 0; it < 8; ++it) {
-                    const int r = lane / 16 + 2 * it;
-                    dst[(ri * 16 + r) * LDA + cb * 16 + lane % 16] = __float2bfloat16_rn(0.f);
-                }
-                continue;
-            }
-            wmma::store_matrix_sync(scr, acc[f], 16, wmma::mem_row_major);
-            __syncwarp();
-            const int cl = lane % 16, j = cb * 16 + cl;
-            const float Gj = Gs[j];
-#pragma unroll
-            for (int it = 0; it < 8; ++it) {
-                const int r = lane / 16 + 2 * it, i = ri * 16 + r;
-                float val = 0.f;
-                if (j <= i && i < Lc) val = scr[r * 16 + cl] * scale * expf(fminf(Gs[i] - Gj, 0.f));
-                dst[i * LDA + j] = __float2bfloat16_rn(val);
-            }
-            __syncwarp();
-        }
-    };
-    mask_store(accA, As);
-    mask_store(accP, Ms);
+    // Mask before exp (A' and M), the blocks above the diagonal written as zeros.
+    mask_decay_store(accA, scr, Gs, scale, Lc, rb0, cb, lane, As, LDA, true);
+    mask_decay_store(accP, scr, Gs, scale, Lc, rb0, cb, lane, Ms, LDA, true);
 
     // The fp32 result of a 16 x 16 block, rows scaled by `rows` (16 factors), back into `acc`.
     auto scale_rows = [&](FragAcc& acc, const float* rows) {
