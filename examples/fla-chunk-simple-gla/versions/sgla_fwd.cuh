@@ -202,6 +202,25 @@ __device__ __forceinline__ void mask_decay_store(FragAcc (&acc)[2], float* scr, 
     }
 }
 
+// x_r <- e_r x_r in place for the 64 rows of a chunk (D bf16 columns, row stride ld), by the CTA.
+template <int D>
+__device__ __forceinline__ void scale_rows_in_place(bf16* x, int ld, const float* e) {
+#pragma unroll 1
+    for (int idx = threadIdx.x; idx < BT * (D / 8); idx += kThreads) {
+        const int r = idx / (D / 8), c8 = idx % (D / 8);
+        uint4* p = reinterpret_cast<uint4*>(x + r * ld) + c8;
+        uint4 u = *p;
+        bf162* b = reinterpret_cast<bf162*>(&u);
+        const float f = e[r];
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+            const float2 v = __bfloat1622float2(b[t]);
+            b[t] = __floats2bfloat162_rn(v.x * f, v.y * f);
+        }
+        *p = u;
+    }
+}
+
 // Grid (V / BV, H, N); block kThreads. cu == nullptr: dense, sequence n is tokens [n T, n T + T).
 template <int K, int BV, int S>
 __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
@@ -332,20 +351,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
         __syncthreads();  // (3) A' complete
 
         // k'_j = exp(G_{L-1} - G_j) k_j in place (rows >= L: 0). Not read until after barrier (4).
-#pragma unroll
-        for (int idx = threadIdx.x; idx < BT * (K / 8); idx += kThreads) {
-            const int r = idx / (K / 8), c8 = idx % (K / 8);
-            uint4* p = reinterpret_cast<uint4*>(ks + r * LDK) + c8;
-            uint4 u = *p;
-            bf162* b = reinterpret_cast<bf162*>(&u);
-            const float e = eTail[r];
-#pragma unroll
-            for (int t = 0; t < 4; ++t) {
-                const float2 f = __bfloat1622float2(b[t]);
-                b[t] = __floats2bfloat162_rn(f.x * e, f.y * e);
-            }
-            *p = u;
-        }
+        scale_rows_in_place<K>(ks, LDK, eTail);
 
         // o blocks (orb + kRW f, ovc): diag(scale exp(G)) (q h) + A' v.
         {

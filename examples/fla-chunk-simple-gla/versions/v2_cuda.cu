@@ -156,20 +156,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
         __syncthreads();  // (2) the factors are visible
 
         bf16* xs = stage_x(st);
-#pragma unroll 1
-        for (int idx = threadIdx.x; idx < BT * (K / 8); idx += kThreads) {  // x' = diag(r) x in place
-            const int r = idx / (K / 8), c8 = idx % (K / 8);
-            uint4* p = reinterpret_cast<uint4*>(xs + r * LDK) + c8;
-            uint4 u = *p;
-            bf162* b2 = reinterpret_cast<bf162*>(&u);
-            const float e = rs[r];
-#pragma unroll
-            for (int t = 0; t < 4; ++t) {
-                const float2 f = __bfloat1622float2(b2[t]);
-                b2[t] = __floats2bfloat162_rn(f.x * e, f.y * e);
-            }
-            *p = u;
-        }
+        scale_rows_in_place<K>(xs, LDK, rs);  // x' = diag(r) x
         __syncthreads();  // (3) x' complete
 
         const float d = eLast[0];
