@@ -22,8 +22,9 @@
 // Overflow: every exp takes a non-positive argument, the mask applied before the exp, as in the
 // forward (sgla_fwd.cuh, "Overflow safety"): exp(G_i), exp(gl - G_j) and exp(G_i - G_j), j <= i.
 //
-// Scratch (cudaMallocAsync on the stream, freed on it at the end): h_c and D_c, fp32, K x V per
-// chunk slot and head, and S_T per sequence and head. Chunk slots: dense, sequence n's chunks are
+// Scratch (cudaMallocAsync on the stream, freed on it at the end): h_c and D_c, K x V per chunk
+// slot and head, stored as bf16 (the operands pass 3 multiplies with: the fp32 states are rounded
+// once, on the way out of the walks), and S_T per sequence and head in fp32. Chunk slots: dense, sequence n's chunks are
 // n NT .. n NT + NT - 1 (NT = ceil(T / 64)); varlen, they start at cu[n] / 64 + n, which leaves no
 // two sequences a common slot (a sequence of len tokens spans at most floor(len / 64) + 1 of them)
 // and needs floor(BT / 64) + N + 1 slots, with no read of cu_seqlens on the host. The device's
@@ -31,7 +32,7 @@
 // allocator does for FLA's intermediates.
 //
 // Precision: products on bf16 tensor cores with fp32 accumulation; h_c, D_c, A' and M are rounded
-// to bf16 as operands (FLA does the same), states and sums stay fp32.
+// to bf16 as operands (FLA does the same); the walks' states, S_T and every sum stay fp32.
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 
@@ -53,7 +54,8 @@ struct WalkLayout {
     static constexpr size_t kY = align128(static_cast<size_t>(BT) * LDV * 2);
     static constexpr size_t kG = align128(BT * 4);
     static constexpr size_t kStage = kX + kY + kG;       // x (k or q), the y tile (v or do), g
-    static constexpr size_t oGates = 2 * kStage;         // two stages
+    static constexpr size_t oScr = 2 * kStage;           // two stages, then a 16 x 16 fp32 scratch per warp
+    static constexpr size_t oGates = oScr + kWarps * 256 * 4;
     static constexpr size_t kBytes = oGates + align128((BT + 4) * 4);
 };
 
@@ -77,7 +79,7 @@ __device__ __forceinline__ SeqRange seq_range(const int* cu, int n, int T, int N
 template <int K, int BV, bool kReverse>
 __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
     walk_kernel(const bf16* __restrict__ x, const bf16* __restrict__ y, const float* __restrict__ g,
-                const float* __restrict__ init, const int* __restrict__ cu, float* __restrict__ slots,
+                const float* __restrict__ init, const int* __restrict__ cu, bf16* __restrict__ slots,
                 float* __restrict__ fin, int T, int H, int V, int NT, float scale) {
     using L = WalkLayout<K, BV>;
     constexpr int LDK = L::LDK, LDV = L::LDV;
@@ -94,6 +96,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
     const int64_t bos = sr.bos, eos = sr.eos;
     const int nchunks = eos > bos ? static_cast<int>((eos - bos + BT - 1) / BT) : 0;
 
+    float* scr = reinterpret_cast<float*>(smem + L::oScr) + warp * 256;
     float* rs = reinterpret_cast<float*>(smem + L::oGates);  // the row factors of the chunk
     float* eLast = rs + BT;                                  // exp(gl)
     auto stage_x = [&](int st) { return reinterpret_cast<bf16*>(smem + st * L::kStage); };
@@ -130,12 +133,21 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
         } else {
             cp_async_wait<0>();
         }
-        // The state before this chunk's update, to its slot.
+        // The state before this chunk's update, to its slot as bf16 (what pass 3 multiplies with).
         const size_t slot_off = (static_cast<size_t>(sr.slot0 + c) * H + h) * K * V + tile;
 #pragma unroll
-        for (int i = 0; i < kHF; ++i)
-            wmma::store_matrix_sync(slots + slot_off + static_cast<size_t>(orb + kRW * i) * 16 * V + ovc * 16, hacc[i],
-                                    V, wmma::mem_row_major);
+        for (int i = 0; i < kHF; ++i) {
+            wmma::store_matrix_sync(scr, hacc[i], 16, wmma::mem_row_major);
+            __syncwarp();
+            bf16* dst = slots + slot_off + static_cast<size_t>(orb + kRW * i) * 16 * V + ovc * 16;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {  // 16 rows x 8 pairs; lane: pair lane % 8 of row lane / 8 + 4 e
+                const int r = lane / 8 + 4 * e, cc = (lane % 8) * 2;
+                *reinterpret_cast<bf162*>(dst + static_cast<size_t>(r) * V + cc) =
+                    __floats2bfloat162_rn(scr[r * 16 + cc], scr[r * 16 + cc + 1]);
+            }
+            __syncwarp();
+        }
         __syncthreads();  // (1) chunk c's x, y, g are in shared memory
 
         const int64_t t0 = bos + static_cast<int64_t>(c) * BT;
@@ -209,7 +221,7 @@ template <int K, int V>
 __global__ void __launch_bounds__(kThreads, 1)
     chunk_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                  const float* __restrict__ g, const bf16* __restrict__ dout, const int* __restrict__ cu,
-                 const float* __restrict__ hs_all, const float* __restrict__ ds_all, bf16* __restrict__ dq,
+                 const bf16* __restrict__ hs_all, const bf16* __restrict__ ds_all, bf16* __restrict__ dq,
                  bf16* __restrict__ dk, bf16* __restrict__ dv, float* __restrict__ w_out, int T, int H, int N, int NT,
                  float scale) {
     using L = ChunkLayout<K, V>;
@@ -324,13 +336,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll 1
     for (int vt = 0; vt < V / 64; ++vt) {
 #pragma unroll 1
-        for (int idx = threadIdx.x; idx < K * 16; idx += kThreads) {  // K rows x 16 float4
-            const int r = idx / 16, c4 = (idx % 16) * 4;
-            const float4 f = *reinterpret_cast<const float4*>(ds_all + state + static_cast<size_t>(r) * V + vt * 64 + c4);
-            bf162* d = reinterpret_cast<bf162*>(Ts + r * LDA + c4);
-            d[0] = __floats2bfloat162_rn(f.x, f.y);
-            d[1] = __floats2bfloat162_rn(f.z, f.w);
+        for (int idx = threadIdx.x; idx < K * 8; idx += kThreads) {  // K rows x 8 16-byte segments
+            const int r = idx / 8, c8 = (idx % 8) * 8;
+            cp_async16(Ts + r * LDA + c8, ds_all + state + static_cast<size_t>(r) * V + vt * 64 + c8, true);
         }
+        cp_async_commit();
+        cp_async_wait<0>();
         __syncthreads();  // (4) the D tile is in shared memory
 #pragma unroll
         for (int f = 0; f < 2; ++f) {
@@ -364,16 +375,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int kt = 0; kt < K / 64; ++kt) {
 #pragma unroll 1
         for (int pass = 0; pass < 2; ++pass) {
-            const float* src = pass == 0 ? hs_all : ds_all;
+            const bf16* src = pass == 0 ? hs_all : ds_all;
 #pragma unroll 1
-            for (int idx = threadIdx.x; idx < 64 * (V / 4); idx += kThreads) {  // 64 rows x V / 4 float4
-                const int r = idx / (V / 4), c4 = (idx % (V / 4)) * 4;
-                const float4 f =
-                    *reinterpret_cast<const float4*>(src + state + static_cast<size_t>(kt * 64 + r) * V + c4);
-                bf162* d = reinterpret_cast<bf162*>(Ts + r * LDV + c4);
-                d[0] = __floats2bfloat162_rn(f.x, f.y);
-                d[1] = __floats2bfloat162_rn(f.z, f.w);
+            for (int idx = threadIdx.x; idx < 64 * (V / 8); idx += kThreads) {  // 64 rows x V / 8 segments
+                const int r = idx / (V / 8), c8 = (idx % (V / 8)) * 8;
+                cp_async16(Ts + r * LDV + c8, src + state + static_cast<size_t>(kt * 64 + r) * V + c8, true);
             }
+            cp_async_commit();
+            cp_async_wait<0>();
             __syncthreads();  // (6) the slice is in shared memory
             const bf16* left = pass == 0 ? dos : vs;      // rows: do (dq) or v (dk)
             const float* rows = pass == 0 ? eG : eT;
@@ -460,7 +469,7 @@ bool allow_smem(Kern kernel, size_t bytes) {
 }
 
 template <int K, int BV, bool kReverse>
-int launch_walk(const bf16* x, const bf16* y, const float* g, const float* init, const int* cu, float* slots,
+int launch_walk(const bf16* x, const bf16* y, const float* g, const float* init, const int* cu, bf16* slots,
                 float* fin, int T, int H, int V, int N, int NT, float scale, cudaStream_t stream) {
     constexpr size_t bytes = WalkLayout<K, BV>::kBytes;
     static_assert(bytes <= 227 * 1024, "shared memory");
@@ -472,7 +481,7 @@ int launch_walk(const bf16* x, const bf16* y, const float* g, const float* init,
 }
 
 template <int K, bool kReverse>
-int walk(int bv, const bf16* x, const bf16* y, const float* g, const float* init, const int* cu, float* slots,
+int walk(int bv, const bf16* x, const bf16* y, const float* g, const float* init, const int* cu, bf16* slots,
          float* fin, int T, int H, int V, int N, int NT, float scale, cudaStream_t stream) {
     return bv == 32 ? launch_walk<K, 32, kReverse>(x, y, g, init, cu, slots, fin, T, H, V, N, NT, scale, stream)
                     : launch_walk<K, 64, kReverse>(x, y, g, init, cu, slots, fin, T, H, V, N, NT, scale, stream);
@@ -480,7 +489,7 @@ int walk(int bv, const bf16* x, const bf16* y, const float* g, const float* init
 
 template <int K, int V>
 int launch_chunk(const bf16* q, const bf16* k, const bf16* v, const float* g, const bf16* dout, const int* cu,
-                 const float* hs, const float* ds, bf16* dq, bf16* dk, bf16* dv, float* dg, int T, int H, int N, int NT,
+                 const bf16* hs, const bf16* ds, bf16* dq, bf16* dk, bf16* dv, float* dg, int T, int H, int N, int NT,
                  int64_t nslots, float scale, cudaStream_t stream) {
     constexpr size_t bytes = ChunkLayout<K, V>::kBytes;
     static_assert(bytes <= 227 * 1024, "shared memory");
@@ -494,7 +503,7 @@ int launch_chunk(const bf16* q, const bf16* k, const bf16* v, const float* g, co
 
 template <int K>
 int chunk(int V, const bf16* q, const bf16* k, const bf16* v, const float* g, const bf16* dout, const int* cu,
-          const float* hs, const float* ds, bf16* dq, bf16* dk, bf16* dv, float* dg, int T, int H, int N, int NT,
+          const bf16* hs, const bf16* ds, bf16* dq, bf16* dk, bf16* dv, float* dg, int T, int H, int N, int NT,
           int64_t nslots, float scale, cudaStream_t stream) {
     switch (V) {
         case 64: return launch_chunk<K, 64>(q, k, v, g, dout, cu, hs, ds, dq, dk, dv, dg, T, H, N, NT, nslots, scale, stream);
@@ -551,11 +560,12 @@ inline int bwd(const kl_args* a, bool varlen) {
     if (nslots > 0x7fffffff) return KL_ERR_UNSUPPORTED;
     keep_pool_memory();
     void* buf = nullptr;
-    const size_t bytes = static_cast<size_t>(2 * nslots + N) * static_cast<size_t>(per) * sizeof(float);
+    // S_T first (fp32), then the chunk slots' h_c and D_c (bf16).
+    const size_t bytes = static_cast<size_t>(N) * per * sizeof(float) + 2 * static_cast<size_t>(nslots) * per * sizeof(bf16);
     if (cudaMallocAsync(&buf, bytes, stream) != cudaSuccess) return KL_ERR_LAUNCH;
-    float* hs = static_cast<float*>(buf);
-    float* ds = hs + nslots * per;
-    float* last = ds + nslots * per;
+    float* last = static_cast<float*>(buf);
+    bf16* hs = reinterpret_cast<bf16*>(last + N * per);
+    bf16* ds = hs + nslots * per;
 
     const auto* qp = static_cast<const bf16*>(q->data);
     const auto* kp = static_cast<const bf16*>(k->data);
