@@ -22,6 +22,7 @@
 
 
 #include "cli/compare_command.hpp"
+#include "cli/forwarded_options.hpp"
 #include "cli/progress_display.hpp"
 #include "cli/timing_options.hpp"
 #include "core/error.hpp"
@@ -67,31 +68,12 @@ struct noise_config {
 
 // The noise command line without what only the whole measurement takes: what a `kloop compare`
 // of one run takes from it (the timing and verdict options). `op_dir` is the positional argument
-// as given (its first occurrence after the verb is dropped).
+// as given.
 std::vector<std::string> per_run_options(const std::vector<std::string>& argv, const std::string& op_dir) {
-    static const std::vector<std::string> with_value = {"--candidate", "--runs",          "--json-out",  "--keep",
-                                                        "--devices",   "--slurm",         "--slurm-gres", "--slurm-partition",
-                                                        "--slurm-time", "--slurm-arg"};
-    static const std::vector<std::string> flags = {"--json", "--require-quiet"};
-    std::vector<std::string> out;
-    std::size_t i = 0;
-    while (i < argv.size() && argv[i] != "noise") ++i;
-    bool op_dir_seen = false;
-    for (++i; i < argv.size(); ++i) {
-        const std::string& a = argv[i];
-        const std::string name = a.substr(0, a.find('='));
-        if (!op_dir_seen && a == op_dir) {
-            op_dir_seen = true;
-            continue;
-        }
-        if (std::find(flags.begin(), flags.end(), a) != flags.end()) continue;
-        if (std::find(with_value.begin(), with_value.end(), name) != with_value.end()) {
-            if (name == a) ++i;  // "--runs 4": skip the value too
-            continue;
-        }
-        out.push_back(a);
-    }
-    return out;
+    return forwarded_options(argv, "noise", op_dir,
+                             {"--candidate", "--runs", "--json-out", "--keep", "--devices", "--slurm", "--slurm-gres",
+                              "--slurm-partition", "--slurm-time", "--slurm-arg"},
+                             {"--json", "--require-quiet"});
 }
 
 class noise_command final : public command_base {

@@ -1,23 +1,28 @@
-// kloop cli: `kloop tune [--workspace DIR] [--candidate FILE] [--budget N] [--search KIND] [--devices D]` — a
+// kloop cli: `kloop tune [--workspace DIR] [--candidate FILE] [--budget N] [--search KIND] [--devices D | --slurm DIR]` — a
 // parameter search over the candidate's tunables (its `kloop:tune` markers), each point gated and
 // raced against the incumbent, ending in one iteration of the loop with the chosen values.
 #include "cli/tune_command.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <ostream>
 
 #include <fmt/format.h>
 
+#include "cli/forwarded_options.hpp"
 #include "cli/iterate_command.hpp"
 #include "cli/loop_options.hpp"
 #include "cli/progress_display.hpp"
 #include "cli/timing_options.hpp"
 #include "loop/tune.hpp"
+#include "platform/slurm_array.hpp"
 #include "platform/subprocess.hpp"
 #include "report/tune_table.hpp"
 
 namespace kloop::cli {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -26,6 +31,9 @@ struct tune_config_options {
     std::string candidate;
     std::string search = "auto";
     std::string devices = "1";
+    std::string slurm_dir;                 // --slurm DIR
+    platform::slurm_options slurm;         // --slurm-gres, --slurm-partition, --slurm-time, --slurm-arg
+    int slurm_batch = 4;                   // --slurm-batch
     int budget = 24;
     bool allow_unconfined = false;
     bool require_quiet = false;
@@ -75,6 +83,18 @@ protected:
                        "Race points on several GPUs at once, one race per GPU: all, N (the first N), or a list of UUIDs "
                        "or indices (default 1: one slot, no binding; docs/scale-out.md)")
             ->capture_default_str();
+        sub.add_option("--slurm", m_cfg.slurm_dir,
+                       "Race each batch of points as a Slurm job array (sbatch, one GPU per task); DIR is shared with "
+                       "the nodes, holds the batches' sources, scripts and records, and the same DIR again resumes")
+            ->excludes("--devices");
+        sub.add_option("--slurm-batch", m_cfg.slurm_batch, "With --slurm: points raced at once, one job array per batch")
+            ->check(CLI::Range(1, 10000))
+            ->capture_default_str();
+        sub.add_option("--slurm-gres", m_cfg.slurm.gres, "With --slurm: sbatch --gres per task (\"\" for none)")
+            ->capture_default_str();
+        sub.add_option("--slurm-partition", m_cfg.slurm.partition, "With --slurm: sbatch --partition");
+        sub.add_option("--slurm-time", m_cfg.slurm.time_limit, "With --slurm: sbatch --time per task, e.g. 00:30:00");
+        sub.add_option("--slurm-arg", m_cfg.slurm.extra_args, "With --slurm: one more sbatch argument (repeatable)");
         add_bench_options(sub, m_cfg.options);
         add_profile_options(sub, m_profile);
         add_min_effect_options(sub, m_cfg.ab);
@@ -92,6 +112,20 @@ protected:
         req.search.kind = loop::search_kind_from_string(m_cfg.search);
         req.search.budget = m_cfg.budget;
         req.devices = m_cfg.devices;
+        if (!m_cfg.slurm_dir.empty()) {
+            loop::tune_slurm_engine engine;
+            engine.options = m_cfg.slurm;
+            engine.options.state_dir = fs::absolute(m_cfg.slurm_dir);
+            engine.batch = static_cast<std::size_t>(m_cfg.slurm_batch);
+            // What a race's `kloop compare` takes of this command line: the timing and verdict options.
+            engine.forwarded = forwarded_options(
+                inv.argv, "tune", "",
+                {"--workspace", "--candidate", "--budget", "--search", "--devices", "--slurm", "--slurm-batch",
+                 "--slurm-gres", "--slurm-partition", "--slurm-time", "--slurm-arg", "--profile-timeout"},
+                {"--allow-unconfined", "--require-quiet", "--no-profile"});
+            engine.on_resume = [&](const std::string& job) { inv.out << "note: resumed Slurm job " << job << "\n" << std::flush; };
+            req.slurm = std::move(engine);
+        }
         req.options = m_cfg.options;
         req.ab = m_cfg.ab;
         req.command_line = inv.argv;

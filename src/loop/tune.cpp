@@ -17,6 +17,7 @@
 #include "loop/record/classification.hpp"
 #include "loop/record/contract.hpp"
 #include "loop/tune_memory.hpp"
+#include "loop/tune_slurm.hpp"
 #include "loop/tunables.hpp"
 #include "platform/device_pool.hpp"
 #include "platform/file_io.hpp"
@@ -40,18 +41,52 @@ std::string first_line(const std::string& s) {
 // and the point under test in the other, so every point of a lane builds at the same path (lane 0:
 // <scratch>/incumbent and <scratch>/variant, as on one device; lane i: <scratch>/lane-i/…). A
 // batch's races run on the device slots (platform/device_pool), one race per slot at a time.
+// With a Slurm engine, a batch's races are the tasks of one job array instead (loop/tune_slurm):
+// each lane's sources are copied into the batch's directory under the tune's shared one.
 class compare_evaluator final : public tune_evaluator {
 public:
     compare_evaluator(const spec::op_spec& spec, const std::string& text, const std::vector<tunable>& tunables,
-                      const fs::path& file_name, const fs::path& scratch, eval::evaluation_options options,
+                      const backend::local_sources& sources, const fs::path& scratch, eval::evaluation_options options,
                       measure::ab_config ab, platform::command_runner_base& runner,
-                      std::vector<platform::device_slot> slots)
-        : m_spec(spec), m_text(text), m_tunables(tunables), m_file(file_name), m_scratch(scratch),
-          m_options(std::move(options)), m_ab(ab), m_runner(runner), m_slots(std::move(slots)) {
+                      std::vector<platform::device_slot> slots, std::optional<tune_slurm_engine> slurm)
+        : m_spec(spec), m_text(text), m_tunables(tunables), m_sources(sources), m_file(sources.files.front()),
+          m_scratch(scratch), m_options(std::move(options)), m_ab(ab), m_runner(runner), m_slots(std::move(slots)),
+          m_slurm(std::move(slurm)) {
         if (m_slots.size() > 1) m_options.progress = nullptr;  // one display, many threads
     }
 
-    std::size_t lanes() const override { return m_slots.size(); }
+    std::size_t lanes() const override { return m_slurm ? std::max<std::size_t>(1, m_slurm->batch) : m_slots.size(); }
+
+    std::vector<race_outcome> race_batch(const tune_config& incumbent,
+                                         const std::vector<std::pair<tune_config, std::size_t>>& points) override {
+        if (!m_slurm) return tune_evaluator::race_batch(incumbent, points);
+        const fs::path dir = m_slurm->options.state_dir / fmt::format("batch-{}", m_batches++);
+        std::vector<slurm_race> races;
+        for (const auto& [config, lane] : points) {
+            const fs::path at = dir / fmt::format("lane-{}", lane);
+            backend::copy_local_sources(m_sources, at / "incumbent");
+            backend::copy_local_sources(m_sources, at / "variant");
+            races.push_back({write(at / "incumbent", incumbent), write(at / "variant", config)});
+        }
+        auto options = m_slurm->options;
+        options.state_dir = dir;
+        const auto out = race_batch_on_slurm(m_spec.spec_file, races, m_slurm->forwarded, options, m_runner);
+        if (out.resumed && m_slurm->on_resume) m_slurm->on_resume(out.job_ids.front());
+        std::vector<race_outcome> results;
+        for (std::size_t j = 0; j < points.size(); ++j) {
+            const auto& x = out.races[j];
+            if (!x.ab)
+                throw error(exit_code::gate_red,
+                            fmt::format("the Slurm task racing {} against {} ({}): {}. The same command resumes the tune "
+                                        "from its directory",
+                                        describe_config(m_tunables, points[j].first),
+                                        describe_config(m_tunables, incumbent), x.device, x.missing));
+            auto r = judged(*x.ab, incumbent);
+            r.device = x.device;
+            results.push_back(std::move(r));
+        }
+        return results;
+    }
 
     void in_parallel(std::size_t n, const std::function<void(std::size_t)>& job) override {
         platform::run_on_devices(m_slots, n, m_runner,
@@ -77,7 +112,15 @@ public:
         const fs::path base = write(incumbent_dir(lane), incumbent);
         const fs::path cand = write(variant_dir(lane), candidate);
         const eval::ab_context ctx{m_spec, base, cand, m_options, m_ab, runner(), platform::cache_dir(), next_run_dir()};
-        const auto ab = eval::compare_candidates(ctx);
+        auto r = judged(eval::compare_candidates(ctx), incumbent);
+        r.device = t_slot != nullptr ? *t_slot : m_slots.front().label;
+        if (m_slots.size() == 1 && m_slots.front().id.empty()) r.device.clear();  // one unbound slot: as always
+        return r;
+    }
+
+private:
+    // A race's A/B as the search sees it; the incumbent failing its gate stops the tune.
+    race_outcome judged(const eval::ab_evaluation& ab, const tune_config& incumbent) const {
         if (!(ab.base.status == eval::disposition::passed && ab.base.gate.pass))
             throw error(exit_code::gate_red,
                         fmt::format("the incumbent ({}) failed its gate in a race: {}. A flaky candidate cannot be "
@@ -86,8 +129,6 @@ public:
         const auto cls = classify(ab, describe_config(m_tunables, incumbent));
         race_outcome r;
         r.overall = cls.overall;
-        r.device = t_slot != nullptr ? *t_slot : m_slots.front().label;
-        if (m_slots.size() == 1 && m_slots.front().id.empty()) r.device.clear();  // one unbound slot: as always
         if (cls.status == iteration_status::rejected) {
             r.status = cls.kind == rejection_kind::build ? tune_point_status::build_failed : tune_point_status::red;
             r.reason = cls.reason;
@@ -96,7 +137,6 @@ public:
         return r;
     }
 
-private:
     // The runner and slot of the job this thread runs (in_parallel), for its build and its race.
     inline static thread_local platform::command_runner_base* t_runner = nullptr;
     inline static thread_local const std::string* t_slot = nullptr;
@@ -131,12 +171,15 @@ private:
     const spec::op_spec& m_spec;
     const std::string& m_text;
     const std::vector<tunable>& m_tunables;
+    const backend::local_sources& m_sources;
     fs::path m_file;
     fs::path m_scratch;
     eval::evaluation_options m_options;
     measure::ab_config m_ab;
     platform::command_runner_base& m_runner;
     std::vector<platform::device_slot> m_slots;
+    std::optional<tune_slurm_engine> m_slurm;
+    int m_batches = 0;
     std::atomic<int> m_runs{0};
 };
 
@@ -205,15 +248,18 @@ tune_outcome run_tune(const tune_request& req, platform::command_runner_base& ru
 
     const auto spec = load_spec(c);
     const auto sources = eval::candidate_sources(spec, candidate);
-    const auto slots = eval::visible_devices(spec, req.devices, runner);
+    if (req.slurm && req.devices != "1")
+        throw usage_error("options --slurm and --devices exclude each other: Slurm places the races");
+    const auto slots = req.slurm ? std::vector<platform::device_slot>{platform::device_slot{"", "default"}}
+                                 : eval::visible_devices(spec, req.devices, runner);
     platform::scoped_temp_dir scratch("kloop-tune");
-    for (std::size_t lane = 0; lane < slots.size(); ++lane) {
+    compare_evaluator evaluator(spec, text, tunables, sources, scratch.path(), contract_options(c, req.options), req.ab,
+                                runner, slots, req.slurm);
+    for (std::size_t lane = 0; lane < evaluator.lanes(); ++lane) {
         const fs::path dir = lane == 0 ? scratch.path() : scratch.path() / fmt::format("lane-{}", lane);
         backend::copy_local_sources(sources, dir / "incumbent");
         backend::copy_local_sources(sources, dir / "variant");
     }
-    compare_evaluator evaluator(spec, text, tunables, candidate.filename(), scratch.path(),
-                                contract_options(c, req.options), req.ab, runner, slots);
 
     out.tune_id = fmt::format("{}-{}", platform::utc_now_iso8601(), ::getpid());
     tune_memory memory(req.memory_db);
@@ -222,7 +268,9 @@ tune_outcome run_tune(const tune_request& req, platform::command_runner_base& ru
         if (req.on_point) req.on_point(p);
     };
     out.search = run_tune_search(tunables, req.search, evaluator, on_point);
-    if (slots.size() > 1 || !slots.front().id.empty())
+    out.search.batch = evaluator.lanes();
+    if (req.slurm) out.search.engine = "slurm";
+    else if (slots.size() > 1 || !slots.front().id.empty())
         for (const auto& slot : slots) out.search.devices.push_back(slot.label);
 
     out.table = session.ws.root() / tune_table_name(iteration);

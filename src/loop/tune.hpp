@@ -14,7 +14,10 @@
 //      its bootstrap interval), each point recorded in the strategy memory's database
 //      (loop/tune_memory) as soon as it is decided. With several device slots (`devices`:
 //      eval/visible_devices) a batch of points races at once, one race per GPU, each point in its
-//      own lane's copy of the sources, each A/B's two sides on one GPU; each point names its GPU;
+//      own lane's copy of the sources, each A/B's two sides on one GPU; each point names its GPU.
+//      With a Slurm engine a batch is one job array of `kloop compare` tasks (loop/tune_slurm),
+//      its sources in the batch's directory under the shared one; a killed tune run again with
+//      the same directory resumes (records read back, a running job waited for);
 //   5. write the best configuration's source over the candidate file and submit it as one
 //      iteration (loop::run_iteration, under the same lock) with a generated proposal —
 //      Direction, Expected, `Prediction: speedup A-B` (the race of the best against the start)
@@ -38,15 +41,25 @@
 #include "loop/tune_search.hpp"
 #include "loop/version_profile.hpp"
 #include "measure/ab_comparison.hpp"
+#include "platform/slurm_array.hpp"
 #include "platform/subprocess.hpp"
 
 namespace kloop::loop {
+
+// `kloop tune --slurm DIR`: a batch's races as one Slurm job array (loop/tune_slurm).
+struct tune_slurm_engine {
+    platform::slurm_options options;                 // state_dir: DIR, on a filesystem the nodes share
+    std::size_t batch = 4;                           // points raced at once (--slurm-batch)
+    std::vector<std::string> forwarded;              // the tune's options a race's `kloop compare` takes
+    std::function<void(const std::string&)> on_resume;  // an earlier tune's job was found (its id)
+};
 
 struct tune_request {
     std::filesystem::path workspace;
     std::optional<std::filesystem::path> candidate;  // default: the contract's kernel file
     tune_search_options search;
     std::string devices = "1";                       // --devices: the slots a batch races on (eval/visible_devices)
+    std::optional<tune_slurm_engine> slurm;          // --slurm: batches as job arrays instead
     eval::evaluation_options options;                // the stopping rule and timeouts, per race
     measure::ab_config ab;
     std::vector<std::string> command_line;

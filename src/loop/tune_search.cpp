@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -75,11 +76,12 @@ public:
                 to_race.push_back(i);
             }
         }
+        std::vector<std::pair<tune_config, std::size_t>> batch;
+        for (const std::size_t i : to_race) batch.emplace_back(configs[i], i);
+        auto outcomes = m_evaluator.race_batch(m_incumbent, batch);
+        if (outcomes.size() != batch.size()) throw std::logic_error("race_batch: one outcome per point");
         std::vector<race_outcome> races(n);
-        m_evaluator.in_parallel(to_race.size(), [&](std::size_t j) {
-            const std::size_t i = to_race[j];
-            races[i] = m_evaluator.race(m_incumbent, configs[i], i);
-        });
+        for (std::size_t j = 0; j < to_race.size(); ++j) races[to_race[j]] = std::move(outcomes[j]);
 
         const bool against_start = m_incumbent == m_result.start;
         std::optional<std::size_t> best;

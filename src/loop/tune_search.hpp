@@ -30,6 +30,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loop/record/tune_record.hpp"
@@ -77,6 +78,15 @@ public:
     }
     [[nodiscard]] virtual point_build build(const tune_config& config, std::size_t lane) = 0;
     [[nodiscard]] virtual race_outcome race(const tune_config& incumbent, const tune_config& candidate, std::size_t lane) = 0;
+    // A batch's races against one incumbent, each point with its lane; the outcomes in order.
+    // Default: race() of each, in_parallel. An engine that submits a batch at once (Slurm's job
+    // array) overrides it.
+    [[nodiscard]] virtual std::vector<race_outcome> race_batch(const tune_config& incumbent,
+                                                               const std::vector<std::pair<tune_config, std::size_t>>& points) {
+        std::vector<race_outcome> out(points.size());
+        in_parallel(points.size(), [&](std::size_t j) { out[j] = race(incumbent, points[j].first, points[j].second); });
+        return out;
+    }
 };
 
 // Points in the space: the product of the value-set sizes.

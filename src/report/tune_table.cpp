@@ -29,7 +29,7 @@ std::string speedup_text(const measure::ab_result& v) {
 }
 
 std::string tune_points_table(const loop::tune_result& r) {
-    const bool devices = !r.devices.empty();  // raced on named device slots: a column says which
+    const bool devices = !r.devices.empty() || r.engine == "slurm";  // a column says where each raced
     std::string s = devices ? "| # | configuration | gate | vs incumbent | speedup [95% CI] | verdict | device | note |\n"
                               "| --- | --- | --- | --- | --- | --- | --- | --- |\n"
                             : "| # | configuration | gate | vs incumbent | speedup [95% CI] | verdict | note |\n"
@@ -62,7 +62,12 @@ std::string tune_page_md(const loop::tune_result& r, const tune_page_context& ct
                                                measure::to_string(r.best_vs_start->verdict) + " vs the start"
                                          : "");
     if (!ctx.outcome.empty()) s += fmt::format("- iteration {}: {}\n", ctx.iteration, ctx.outcome);
-    if (!r.devices.empty())
+    if (r.engine == "slurm")
+        s += fmt::format("- engine: Slurm — a batch of up to {} points raced at once against one incumbent, each a task "
+                         "of the batch's job array; the incumbent moved to the batch's FASTER point with the largest "
+                         "speedup\n",
+                         r.batch);
+    else if (!r.devices.empty())
         s += fmt::format("- devices: {} — a batch of up to {} points raced at once against one incumbent, one race per "
                          "device; the incumbent moved to the batch's FASTER point with the largest speedup\n",
                          fmt::join(r.devices, ", "), r.devices.size());

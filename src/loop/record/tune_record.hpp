@@ -53,6 +53,8 @@ struct tune_result {
     // start, else one more race (best vs start) after the search. Empty when the start stayed.
     std::optional<measure::ab_result> best_vs_start;
     std::vector<std::string> devices;     // the device slots raced on (empty: one, unbound)
+    std::size_t batch = 1;                // points raced at once against one incumbent
+    std::string engine = "local";         // "local" (this host's device slots) | "slurm" (job arrays)
     bool interrupted = false;             // Ctrl-C: the points so far are kept
     std::string stop_reason;              // why the search ended
 };
