@@ -467,7 +467,19 @@ inline bool is(const kl_tensor* t, kl_dtype dt, int ndim) {
     return t != nullptr && t->data != nullptr && t->dtype == dt && t->ndim == ndim;
 }
 
-inline int fwd(const kl_args* a, bool varlen) {
+// The forward's tensors and sizes, checked: KL_OK, or the code to return (N == 0: done).
+struct FwdArgs {
+    const bf16 *q, *k, *v;
+    const float *g, *h0;
+    const int* cu;  // nullptr: dense
+    bf16* o;
+    float* ht;
+    int64_t B, T, H, K, V, N;
+    float scale;
+    cudaStream_t stream;
+};
+
+inline int fwd_args(const kl_args* a, bool varlen, FwdArgs& f) {
     const kl_tensor *q = kl_input(a, "q"), *k = kl_input(a, "k"), *v = kl_input(a, "v"), *g = kl_input(a, "g"),
                     *h0 = kl_input(a, "h0"), *o = kl_output(a, "o"), *ht = kl_output(a, "ht");
     const kl_tensor* cu = varlen ? kl_input(a, "cu_seqlens") : nullptr;
@@ -489,26 +501,34 @@ inline int fwd(const kl_args* a, bool varlen) {
         h0->shape[3] != V || ht->shape[0] != N || ht->shape[1] != H || ht->shape[2] != K || ht->shape[3] != V)
         return KL_ERR_BAD_ARGS;
     if (N <= 0 || H <= 0 || H > 65535 || N > 65535) return N == 0 ? KL_OK : KL_ERR_UNSUPPORTED;
+    f.q = static_cast<const bf16*>(q->data);
+    f.k = static_cast<const bf16*>(k->data);
+    f.v = static_cast<const bf16*>(v->data);
+    f.g = static_cast<const float*>(g->data);
+    f.h0 = static_cast<const float*>(h0->data);
+    f.cu = varlen ? static_cast<const int*>(cu->data) : nullptr;
+    f.o = static_cast<bf16*>(o->data);
+    f.ht = static_cast<float*>(ht->data);
+    f.B = B, f.T = T, f.H = H, f.K = K, f.V = V, f.N = N;
+    f.scale = static_cast<float>(kl_param_f64(a, "scale", 1.0 / std::sqrt(static_cast<double>(K))));
+    f.stream = static_cast<cudaStream_t>(a->stream);
+    return KL_OK;
+}
+
+inline int fwd(const kl_args* a, bool varlen) {
+    FwdArgs f{};
+    if (const int rc = fwd_args(a, varlen, f); rc != KL_OK || f.N == 0) return rc;
     // T = 0 (or an empty varlen sequence) needs no special case: the CTA walks no chunk and stores h0 as ht.
-    const float scale = static_cast<float>(kl_param_f64(a, "scale", 1.0 / std::sqrt(static_cast<double>(K))));
-    const auto stream = static_cast<cudaStream_t>(a->stream);
-    const auto* qp = static_cast<const bf16*>(q->data);
-    const auto* kp = static_cast<const bf16*>(k->data);
-    const auto* vp = static_cast<const bf16*>(v->data);
-    const auto* gp = static_cast<const float*>(g->data);
-    const auto* h0p = static_cast<const float*>(h0->data);
-    const int* cup = varlen ? static_cast<const int*>(cu->data) : nullptr;
-    auto* op = static_cast<bf16*>(o->data);
-    auto* htp = static_cast<float*>(ht->data);
-    const int Ti = static_cast<int>(T), Hi = static_cast<int>(H), Vi = static_cast<int>(V), Ni = static_cast<int>(N);
+    const int Ti = static_cast<int>(f.T), Hi = static_cast<int>(f.H), Vi = static_cast<int>(f.V), Ni = static_cast<int>(f.N);
     // V tile: 64 columns, unless 64-column tiles would leave SMs idle; then 32 (twice the CTAs, A
     // recomputed per tile). K = 64 and 128 fit two CTAs an SM at BV = 32, K = 256 one.
-    const int64_t ctas64 = (V / 64) * H * N;
-    const int64_t slots = static_cast<int64_t>(sm_count()) * (K == 256 ? 1 : 2);
+    const int64_t ctas64 = (f.V / 64) * f.H * f.N;
+    const int64_t slots = static_cast<int64_t>(sm_count()) * (f.K == 256 ? 1 : 2);
     int bv = 2 * ctas64 <= slots ? 32 : 64;
     if (g_force_bv == 32 || g_force_bv == 64) bv = g_force_bv;
-#define SGLA_LAUNCH(KK, BB, SS) launch<KK, BB, SS>(qp, kp, vp, gp, h0p, cup, op, htp, Ti, Hi, Vi, Ni, scale, stream)
-    switch (K) {
+#define SGLA_LAUNCH(KK, BB, SS) \
+    launch<KK, BB, SS>(f.q, f.k, f.v, f.g, f.h0, f.cu, f.o, f.ht, Ti, Hi, Vi, Ni, f.scale, f.stream)
+    switch (f.K) {
         case 64:
             return bv == 32 ? SGLA_LAUNCH(64, 32, 2) : SGLA_LAUNCH(64, 64, 2);
         case 128:

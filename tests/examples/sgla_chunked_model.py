@@ -1,10 +1,11 @@
-"""The backward of examples/fla-chunk-simple-gla/versions/v2_cuda.cu as a numpy model: its four
-passes (the state walk, the reverse walk, the per-chunk dq/dk/dv with q.dq - k.dk, the reverse
-scan for dg), with its chunk slots (dense n NT + c; varlen cu[n] // 64 + n + c, each slot written
-once), in fp64, against the token-by-token recurrence of ref.py's docstring. It holds the
-decomposition the CUDA kernels implement — dense and varlen, empty and one-token sequences,
-ragged last chunks, strong decay (g about -8 a token: no exp of a positive number) — on the CPU;
-the kernels themselves are gated on a GPU by `kloop verify`."""
+"""The chunked CUDA kernels of examples/fla-chunk-simple-gla as a numpy model, in fp64, against the
+token-by-token recurrence of ref.py's docstring: the backward's four passes (sgla_bwd.cuh, used
+by v2 and v3: the state walk, the reverse walk, the per-chunk dq/dk/dv with q.dq - k.dk, the
+reverse scan for dg) and v3's forward (the state walk, then o = diag(scale e^G) q h_c + A' v per
+chunk), with the kernels' chunk slots (dense n NT + c; varlen cu[n] // 64 + n + c, each slot
+written once). It holds the decomposition the kernels implement on the CPU — dense and varlen,
+empty and one-token sequences, ragged last chunks, strong decay (g about -8 a token: no exp of
+a positive number); the kernels themselves are gated on a GPU by `kloop verify`."""
 import sys
 import unittest
 
@@ -105,6 +106,38 @@ def chunked(q, k, v, g, h0, do, dht, scale, cu, varlen):
             dg[b:e, h] = np.cumsum(w[b:e, h][::-1])[::-1] + dot
     return dq, dk, dv, dg, dh0
 
+def naive_forward(q, k, v, g, h0, scale, cu):
+    o = np.zeros((q.shape[0], q.shape[1], v.shape[2]))
+    for n in range(len(cu) - 1):
+        for h in range(q.shape[1]):
+            S = h0[n, h].copy()
+            for t in range(cu[n], cu[n + 1]):
+                S = np.exp(g[t, h]) * S + np.outer(k[t, h], v[t, h])
+                o[t, h] = scale * q[t, h] @ S
+    return o
+
+
+def chunked_forward(q, k, v, g, h0, scale, cu, varlen):
+    """v3's forward: the state walk, then every chunk's o = diag(scale e^G) q h_c + A' v."""
+    Tt, H, K = q.shape
+    N = len(cu) - 1
+    NT = (cu[1] - cu[0] + C - 1) // C if not varlen else 0
+    o = np.full((Tt, H, v.shape[2]), np.nan)
+    for n in range(N):
+        b, e = cu[n], cu[n + 1]
+        for h in range(H):
+            S = h0[n, h].copy()
+            for c in range((e - b + C - 1) // C):
+                t0 = b + c * C
+                L = min(C, e - t0)
+                G = np.cumsum(g[t0:t0 + L, h])
+                qc, kc, vc = q[t0:t0 + L, h], k[t0:t0 + L, h], v[t0:t0 + L, h]
+                dec = np.exp(np.minimum(G[:, None] - G[None, :], 0)) * np.tril(np.ones((L, L)))
+                o[t0:t0 + L, h] = scale * np.exp(G)[:, None] * (qc @ S) + (scale * dec * (qc @ kc.T)) @ vc
+                S = np.exp(G[-1]) * S + (kc * np.exp(G[-1] - G)[:, None]).T @ vc
+    return o
+
+
 def case(lens, H, K, V, varlen, strong):
     Tt = sum(lens); cu = np.concatenate([[0], np.cumsum(lens)]).astype(int)
     q, k = rng.normal(size=(Tt, H, K)), rng.normal(size=(Tt, H, K)); v, do = rng.normal(size=(Tt, H, V)), rng.normal(size=(Tt, H, V))
@@ -116,9 +149,13 @@ def case(lens, H, K, V, varlen, strong):
         assert not np.isnan(x2).any(), name
         err = np.sqrt(np.mean((x1 - x2) ** 2)) / np.sqrt(np.mean(x1 ** 2))
         assert err < 1e-10, (name, err, lens, varlen, strong)
+    o1, o2 = naive_forward(q, k, v, g, h0, scale, cu), chunked_forward(q, k, v, g, h0, scale, cu, varlen)
+    assert not np.isnan(o2).any()
+    err = np.sqrt(np.mean((o1 - o2) ** 2)) / np.sqrt(np.mean(o1 ** 2))
+    assert err < 1e-10, ("o", err, lens, varlen, strong)
 
 
-class ChunkedBackwardModelTest(unittest.TestCase):
+class ChunkedModelTest(unittest.TestCase):
     def test_dense(self):
         case([130, 130], 2, 8, 4, False, False)
 

@@ -1,0 +1,189 @@
+// fla-chunk-simple-gla v3: the forward split as FLA splits it — a state pass, then every chunk's
+// output at once — with v2's backward (sgla_bwd.cuh).
+//
+// v1's fused forward keeps a sequence's chunks serial inside one CTA per (sequence, head, V tile):
+// q k^T, the masked A' v and q h all wait for the chunk before. Here:
+//   1. states: the backward's forward walk (sgla_bwd.cuh, walk_kernel<K, BV, false>) stores the
+//      state entering every chunk (bf16, stream-ordered scratch) and ht; per chunk it does only
+//      k'^T v, so the serial part is a third of v1's.
+//   2. output: one CTA per (chunk slot, head), all at once:
+//          o = diag(scale exp(G)) q h_c + A' v,   A'_ij = scale exp(G_i - G_j) q_i.k_j  (j <= i < L)
+//      per 64-column tile of V: the K x 64 tile of h_c and the 64 x 64 tile of v in shared
+//      memory, q h_c and A' v on bf16 tensor cores.
+// Same chunk slots, scratch pool and mask-before-exp as the backward (no exp of a positive
+// number). Smem of the output kernel: K = 64 55 KB, 128 80 KB (two CTAs an SM), 256 131 KB.
+#include "sgla_bwd.cuh"
+
+namespace sgla_v3 {
+
+using namespace sgla_v1;
+using namespace sgla_v2;
+
+template <int K>
+struct OutLayout {
+    static constexpr int LDK = K + 8;
+    static constexpr int LDT = 64 + 8;  // A', the h tile (K rows), the v tile (64 rows)
+    static constexpr size_t kQ = align128(static_cast<size_t>(BT) * LDK * 2);
+    static constexpr size_t kA = align128(static_cast<size_t>(BT) * LDT * 2);
+    static constexpr size_t kH = align128(static_cast<size_t>(K) * LDT * 2);
+    static constexpr size_t oK = kQ, oA = 2 * kQ, oH = oA + kA, oV = oH + kH;
+    static constexpr size_t oScr = oV + kA;
+    static constexpr size_t oGates = oScr + kWarps * 256 * 4;  // G, scale exp(G)
+    static constexpr size_t kBytes = oGates + align128(2 * BT * 4);
+};
+
+// Grid (slots, H). o for the chunk's rows < L.
+template <int K>
+__global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
+    out_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
+               const float* __restrict__ g, const int* __restrict__ cu, const bf16* __restrict__ hs_all,
+               bf16* __restrict__ o, int T, int H, int V, int N, int NT, float scale) {
+    using L = OutLayout<K>;
+    constexpr int LDK = L::LDK, LDT = L::LDT;
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const int slot = blockIdx.x, h = blockIdx.y;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int cb = warp % 4, rb0 = warp / 4;  // 64 x 64 blocks (rb0, cb) and (rb0 + 2, cb)
+    int64_t t0;
+    int Lc;
+    if (!chunk_of_slot(cu, slot, N, T, NT, t0, Lc)) return;
+
+    bf16* qs = reinterpret_cast<bf16*>(smem);
+    bf16* ks = reinterpret_cast<bf16*>(smem + L::oK);
+    bf16* As = reinterpret_cast<bf16*>(smem + L::oA);
+    bf16* Hs = reinterpret_cast<bf16*>(smem + L::oH);
+    bf16* Vs = reinterpret_cast<bf16*>(smem + L::oV);
+    float* scr = reinterpret_cast<float*>(smem + L::oScr) + warp * 256;
+    float* Gs = reinterpret_cast<float*>(smem + L::oGates);
+    float* eG = Gs + BT;
+
+    load_rows<K>(qs, LDK, q, t0, Lc, H, h, K, 0);
+    load_rows<K>(ks, LDK, k, t0, Lc, H, h, K, 0);
+    load_gates(Gs, g, t0, Lc, H, h);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();  // (1) q, k, g loaded
+    if (warp == 0) {
+        float a = Gs[lane], b = Gs[lane + 32];
+        (void)scan_gates(a, b, lane, Lc);
+        Gs[lane] = a;
+        Gs[lane + 32] = b;
+        eG[lane] = scale * expf(fminf(a, 0.f));
+        eG[lane + 32] = scale * expf(fminf(b, 0.f));
+    }
+    FragAcc accA[2];
+    lower_blocks_abt<K>(accA, qs, ks, LDK, rb0, cb);
+    __syncthreads();  // (2) the gates are visible
+    mask_decay_store(accA, scr, Gs, scale, Lc, rb0, cb, lane, As, LDT, false);
+
+    const size_t state = (static_cast<size_t>(slot) * H + h) * K * V;
+#pragma unroll 1
+    for (int vt = 0; vt < V / 64; ++vt) {
+#pragma unroll 1
+        for (int idx = threadIdx.x; idx < K * 8; idx += kThreads) {  // h_c: K rows x 8 segments of the tile
+            const int r = idx / 8, c8 = (idx % 8) * 8;
+            cp_async16(Hs + r * LDT + c8, hs_all + state + static_cast<size_t>(r) * V + vt * 64 + c8, true);
+        }
+        load_rows<64>(Vs, LDT, v, t0, Lc, H, h, V, static_cast<size_t>(vt) * 64);
+        cp_async_commit();
+        cp_async_wait<0>();
+        __syncthreads();  // (3) the tiles are loaded; A' is complete
+#pragma unroll
+        for (int f = 0; f < 2; ++f) {
+            const int ri = rb0 + 2 * f;
+            FragAcc acc;
+            wmma::fill_fragment(acc, 0.f);
+#pragma unroll 2
+            for (int kk = 0; kk < K / 16; ++kk) {
+                FragARow aq;
+                wmma::load_matrix_sync(aq, qs + ri * 16 * LDK + kk * 16, LDK);
+                FragBRow bh;
+                wmma::load_matrix_sync(bh, Hs + kk * 16 * LDT + cb * 16, LDT);
+                wmma::mma_sync(acc, aq, bh, acc);
+            }
+            wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
+            __syncwarp();
+#pragma unroll
+            for (int e = lane; e < 256; e += 32) scr[e] *= eG[ri * 16 + e / 16];
+            __syncwarp();
+            wmma::load_matrix_sync(acc, scr, 16, wmma::mem_row_major);
+            __syncwarp();
+            for (int jb = 0; jb <= ri; ++jb) {  // A' is zero right of the diagonal block
+                FragARow aa;
+                wmma::load_matrix_sync(aa, As + ri * 16 * LDT + jb * 16, LDT);
+                FragBRow bv;
+                wmma::load_matrix_sync(bv, Vs + jb * 16 * LDT + cb * 16, LDT);
+                wmma::mma_sync(acc, aa, bv, acc);
+            }
+            wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
+            __syncwarp();
+#pragma unroll
+            for (int p = lane; p < 128; p += 32) {  // 16 rows x 8 bf16 pairs
+                const int r = p / 8, cc = (p % 8) * 2;
+                const int i = ri * 16 + r;
+                if (i < Lc) {
+                    const size_t off = (static_cast<size_t>(t0 + i) * H + h) * V + vt * 64 + cb * 16 + cc;
+                    *reinterpret_cast<bf162*>(o + off) = __floats2bfloat162_rn(scr[r * 16 + cc], scr[r * 16 + cc + 1]);
+                }
+            }
+            __syncwarp();
+        }
+        __syncthreads();  // (4) the tiles are free
+    }
+}
+
+template <int K>
+int launch_out(const FwdArgs& f, const bf16* hs, int64_t nslots, int NT) {
+    constexpr size_t bytes = OutLayout<K>::kBytes;
+    static_assert(bytes <= 227 * 1024, "shared memory");
+    static const bool ok = allow_smem(out_kernel<K>, bytes);
+    if (!ok) return KL_ERR_LAUNCH;
+    if (nslots <= 0) return KL_OK;
+    out_kernel<K><<<dim3(static_cast<unsigned>(nslots), static_cast<unsigned>(f.H)), kThreads, bytes, f.stream>>>(
+        f.q, f.k, f.v, f.g, f.cu, hs, f.o, static_cast<int>(f.T), static_cast<int>(f.H), static_cast<int>(f.V),
+        static_cast<int>(f.N), NT, f.scale);
+    return cudaGetLastError() == cudaSuccess ? KL_OK : KL_ERR_LAUNCH;
+}
+
+inline int fwd(const kl_args* a, bool varlen) {
+    FwdArgs f{};
+    if (const int rc = fwd_args(a, varlen, f); rc != KL_OK || f.N == 0) return rc;
+    const int64_t NT = (f.T + BT - 1) / BT;
+    const int64_t nslots = chunk_slots(varlen, f.B, f.T, f.N);
+    if (nslots > 0x7fffffff) return KL_ERR_UNSUPPORTED;
+    const int64_t per = f.H * f.K * f.V;
+    keep_pool_memory();
+    void* buf = nullptr;
+    // At least one byte: T = 0 walks no chunk (ht = h0) and launches no output CTA.
+    const size_t bytes = static_cast<size_t>(nslots > 0 ? nslots : 1) * static_cast<size_t>(per) * sizeof(bf16);
+    if (cudaMallocAsync(&buf, bytes, f.stream) != cudaSuccess) return KL_ERR_LAUNCH;
+    auto* hs = static_cast<bf16*>(buf);
+    const int Ti = static_cast<int>(f.T), Hi = static_cast<int>(f.H), Vi = static_cast<int>(f.V),
+              Ni = static_cast<int>(f.N), NTi = static_cast<int>(NT);
+    const int64_t ctas64 = (f.V / 64) * f.H * f.N;
+    const int bv = 2 * ctas64 <= static_cast<int64_t>(sm_count()) * (f.K == 256 ? 1 : 2) ? 32 : 64;
+    int rc = KL_OK;
+    switch (f.K) {
+        case 64:
+            rc = walk<64, false>(bv, f.k, f.v, f.g, f.h0, f.cu, hs, f.ht, Ti, Hi, Vi, Ni, NTi, f.scale, f.stream);
+            if (rc == KL_OK) rc = launch_out<64>(f, hs, nslots, NTi);
+            break;
+        case 128:
+            rc = walk<128, false>(bv, f.k, f.v, f.g, f.h0, f.cu, hs, f.ht, Ti, Hi, Vi, Ni, NTi, f.scale, f.stream);
+            if (rc == KL_OK) rc = launch_out<128>(f, hs, nslots, NTi);
+            break;
+        default:
+            rc = walk<256, false>(bv, f.k, f.v, f.g, f.h0, f.cu, hs, f.ht, Ti, Hi, Vi, Ni, NTi, f.scale, f.stream);
+            if (rc == KL_OK) rc = launch_out<256>(f, hs, nslots, NTi);
+            break;
+    }
+    if (cudaFreeAsync(buf, f.stream) != cudaSuccess && rc == KL_OK) rc = KL_ERR_LAUNCH;
+    return rc;
+}
+
+}  // namespace sgla_v3
+
+extern "C" int chunk_simple_gla_fwd(const kl_args* a) { return sgla_v3::fwd(a, false); }
+extern "C" int chunk_simple_gla_fwd_varlen(const kl_args* a) { return sgla_v3::fwd(a, true); }
+extern "C" int chunk_simple_gla_bwd(const kl_args* a) { return sgla_v2::bwd(a, false); }
+extern "C" int chunk_simple_gla_bwd_varlen(const kl_args* a) { return sgla_v2::bwd(a, true); }
