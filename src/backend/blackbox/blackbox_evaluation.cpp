@@ -18,6 +18,7 @@
 #include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
 #include "eval/record/environment.hpp"
+#include "kloop/version.hpp"
 #include "measure/early_verdict.hpp"
 #include "runner/job.hpp"
 #include "platform/file_io.hpp"
@@ -470,8 +471,13 @@ std::string side_failure(const char* side, const eval::evaluation& ev) {
 // iterations of a loop, the runs of `kloop noise`) skip the one-process attempt, which costs a
 // bench process importing both sides. Kept under the state directory by a key over the base
 // copy's tree digest, the bench's argv, working directory and environment; never for a fallback
-// the candidate caused.
+// the candidate caused. The memo's first line names the kloop build that wrote it: another build
+// (whose bench module may hold both sides where this one could not) tries one process again.
 constexpr std::string_view k_base_fallback_prefix = "importing side 'base' ";
+
+std::string fallback_memo_header() {
+    return fmt::format("kloop {} {}{}\n", build_info::version, build_info::git_commit, build_info::git_dirty ? " dirty" : "");
+}
 
 std::string base_fallback_key(copy_runner& runner, const eval::ab_context& ctx) {
     const auto& bb = *ctx.spec.blackbox;
@@ -486,7 +492,10 @@ std::string remembered_base_fallback(const fs::path& state_dir, const std::strin
     const fs::path f = state_dir / "ab-fallbacks" / (key + ".txt");
     if (!fs::is_regular_file(f, ec)) return {};
     try {
-        const std::string reason = platform::read_file(f);
+        const std::string memo = platform::read_file(f);
+        const std::string header = fallback_memo_header();
+        if (memo.rfind(header, 0) != 0) return {};  // another kloop build's memo
+        const std::string reason = memo.substr(header.size());
         return reason.rfind(k_base_fallback_prefix, 0) == 0 ? reason : std::string();
     } catch (const std::exception&) {
         return {};
@@ -497,7 +506,7 @@ void remember_base_fallback(const fs::path& state_dir, const std::string& key, c
     if (state_dir.empty() || reason.rfind(k_base_fallback_prefix, 0) != 0) return;
     try {
         platform::ensure_directory(state_dir / "ab-fallbacks");
-        platform::write_file_atomic(state_dir / "ab-fallbacks" / (key + ".txt"), reason);
+        platform::write_file_atomic(state_dir / "ab-fallbacks" / (key + ".txt"), fallback_memo_header() + reason);
     } catch (const std::exception&) {
         // a memo only: the next A/B tries one process again
     }
