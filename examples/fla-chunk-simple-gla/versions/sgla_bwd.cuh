@@ -75,6 +75,35 @@ __device__ __forceinline__ SeqRange seq_range(const int* cu, int n, int T, int N
     return {b, b + T, static_cast<int64_t>(n) * NT};
 }
 
+// acc <- diag(rows) acc for a 16 x 16 block (rows: its 16 factors), through the warp's scratch.
+__device__ __forceinline__ void scale_block_rows(FragAcc& acc, float* scr, const float* rows, int lane) {
+    wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
+    __syncwarp();
+#pragma unroll
+    for (int e = lane; e < 256; e += 32) scr[e] *= rows[e / 16];
+    __syncwarp();
+    wmma::load_matrix_sync(acc, scr, 16, wmma::mem_row_major);
+    __syncwarp();
+}
+
+// Stores a finished 16 x 16 block — chunk rows ri*16 .., columns col0 .. col0 + 15 of a [tokens,
+// H, width] bf16 tensor, head h — for the rows < Lc, through the warp's scratch (left holding the
+// block in fp32 for the caller; the caller ends with __syncwarp before reusing it).
+__device__ __forceinline__ void store_block_bf16(const FragAcc& acc, float* scr, int ri, int Lc, int64_t t0, int H,
+                                                 int h, int width, size_t col0, bf16* out, int lane) {
+    wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
+    __syncwarp();
+#pragma unroll
+    for (int p = lane; p < 128; p += 32) {  // 16 rows x 8 bf16 pairs
+        const int r = p / 8, cc = (p % 8) * 2;
+        const int i = ri * 16 + r;
+        if (i < Lc) {
+            const size_t off = (static_cast<size_t>(t0 + i) * H + h) * width + col0 + cc;
+            *reinterpret_cast<bf162*>(out + off) = __floats2bfloat162_rn(scr[r * 16 + cc], scr[r * 16 + cc + 1]);
+        }
+    }
+}
+
 // The chunk a slot holds: its first token t0 and valid rows Lc; false for a slot no sequence's
 // chunk uses. Dense: sequence slot / NT. Varlen: the last n with cu[n] / 64 + n <= slot.
 __device__ __forceinline__ bool chunk_of_slot(const int* cu, int slot, int N, int T, int NT, int64_t& t0, int& Lc) {
@@ -305,30 +334,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     mask_decay_store(accA, scr, Gs, scale, Lc, rb0, cb, lane, As, LDA, true);
     mask_decay_store(accP, scr, Gs, scale, Lc, rb0, cb, lane, Ms, LDA, true);
 
-    // The fp32 result of a 16 x 16 block, rows scaled by `rows` (16 factors), back into `acc`.
-    auto scale_rows = [&](FragAcc& acc, const float* rows) {
-        wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
-        __syncwarp();
-#pragma unroll
-        for (int e = lane; e < 256; e += 32) scr[e] *= rows[e / 16];
-        __syncwarp();
-        wmma::load_matrix_sync(acc, scr, 16, wmma::mem_row_major);
-        __syncwarp();
-    };
-    // Stores a finished 16 x 16 block (rows ri*16.., columns col0..col0+15 of a row of `width`) as
-    // bf16 for the rows < L; with `x` (the q or k rows) adds sign * x_i . out_i to w_i.
+    auto scale_rows = [&](FragAcc& acc, const float* rows) { scale_block_rows(acc, scr, rows, lane); };
+    // Stores a finished block as bf16 (store_block_bf16); with `x` (the q or k rows) adds
+    // sign * x_i . out_i to w_i from the fp32 values.
     auto store_block = [&](const FragAcc& acc, int ri, bf16* out, int width, int col0, const bf16* x, float sign) {
-        wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
-        __syncwarp();
-#pragma unroll
-        for (int p = lane; p < 128; p += 32) {  // 16 rows x 8 bf16 pairs
-            const int r = p / 8, cc = (p % 8) * 2;
-            const int i = ri * 16 + r;
-            if (i < Lc) {
-                const size_t off = (static_cast<size_t>(t0 + i) * H + h) * width + col0 + cc;
-                *reinterpret_cast<bf162*>(out + off) = __floats2bfloat162_rn(scr[r * 16 + cc], scr[r * 16 + cc + 1]);
-            }
-        }
+        store_block_bf16(acc, scr, ri, Lc, t0, H, h, width, static_cast<size_t>(col0), out, lane);
         if (x != nullptr) {
             const int r = lane / 2, half = (lane % 2) * 8;
             float part = 0.f;

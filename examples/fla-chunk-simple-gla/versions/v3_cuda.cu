@@ -101,13 +101,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
                 wmma::load_matrix_sync(bh, Hs + kk * 16 * LDT + cb * 16, LDT);
                 wmma::mma_sync(acc, aq, bh, acc);
             }
-            wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
-            __syncwarp();
-#pragma unroll
-            for (int e = lane; e < 256; e += 32) scr[e] *= eG[ri * 16 + e / 16];
-            __syncwarp();
-            wmma::load_matrix_sync(acc, scr, 16, wmma::mem_row_major);
-            __syncwarp();
+            scale_block_rows(acc, scr, eG + ri * 16, lane);
             for (int jb = 0; jb <= ri; ++jb) {  // A' is zero right of the diagonal block
                 FragARow aa;
                 wmma::load_matrix_sync(aa, As + ri * 16 * LDT + jb * 16, LDT);
@@ -115,17 +109,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
                 wmma::load_matrix_sync(bv, Vs + jb * 16 * LDT + cb * 16, LDT);
                 wmma::mma_sync(acc, aa, bv, acc);
             }
-            wmma::store_matrix_sync(scr, acc, 16, wmma::mem_row_major);
-            __syncwarp();
-#pragma unroll
-            for (int p = lane; p < 128; p += 32) {  // 16 rows x 8 bf16 pairs
-                const int r = p / 8, cc = (p % 8) * 2;
-                const int i = ri * 16 + r;
-                if (i < Lc) {
-                    const size_t off = (static_cast<size_t>(t0 + i) * H + h) * V + vt * 64 + cb * 16 + cc;
-                    *reinterpret_cast<bf162*>(o + off) = __floats2bfloat162_rn(scr[r * 16 + cc], scr[r * 16 + cc + 1]);
-                }
-            }
+            store_block_bf16(acc, scr, ri, Lc, t0, H, h, V, static_cast<size_t>(vt) * 64 + cb * 16, o, lane);
             __syncwarp();
         }
         __syncthreads();  // (4) the tiles are free
