@@ -24,6 +24,7 @@
 #include "cli/compare_command.hpp"
 #include "cli/forwarded_options.hpp"
 #include "cli/progress_display.hpp"
+#include "cli/slurm_options.hpp"
 #include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "eval/visible_devices.hpp"
@@ -70,10 +71,9 @@ struct noise_config {
 // of one run takes from it (the timing and verdict options). `op_dir` is the positional argument
 // as given.
 std::vector<std::string> per_run_options(const std::vector<std::string>& argv, const std::string& op_dir) {
-    return forwarded_options(argv, "noise", op_dir,
-                             {"--candidate", "--runs", "--json-out", "--keep", "--devices", "--slurm", "--slurm-gres",
-                              "--slurm-partition", "--slurm-time", "--slurm-arg"},
-                             {"--json", "--require-quiet"});
+    std::vector<std::string> drop = {"--candidate", "--runs", "--json-out", "--keep", "--devices"};
+    drop.insert(drop.end(), k_slurm_option_names.begin(), k_slurm_option_names.end());
+    return forwarded_options(argv, "noise", op_dir, drop, {"--json", "--require-quiet"});
 }
 
 class noise_command final : public command_base {
@@ -97,14 +97,9 @@ protected:
                        "Spread the runs over GPUs, one run per GPU at a time: all, N (the first N), or a list of "
                        "UUIDs or indices (default 1: one slot, no binding)")
             ->capture_default_str();
-        sub.add_option("--slurm", m_cfg.slurm_dir,
-                       "Run each run as a task of a Slurm job array (one GPU each); DIR, shared with the compute "
-                       "nodes, holds the scripts, records and job id, and the same DIR again resumes");
-        sub.add_option("--slurm-gres", m_cfg.slurm.gres, "With --slurm: sbatch --gres per task (\"\" for none)")
-            ->capture_default_str();
-        sub.add_option("--slurm-partition", m_cfg.slurm.partition, "With --slurm: sbatch --partition");
-        sub.add_option("--slurm-time", m_cfg.slurm.time_limit, "With --slurm: sbatch --time per task, e.g. 00:30:00");
-        sub.add_option("--slurm-arg", m_cfg.slurm.extra_args, "With --slurm: one more sbatch argument (repeatable)");
+        add_slurm_options(sub, m_cfg.slurm_dir, m_cfg.slurm,
+                          "Run each run as a task of a Slurm job array (one GPU each); DIR, shared with the compute "
+                          "nodes, holds the scripts, records and job id, and the same DIR again resumes");
     }
 
     int do_execute(const invocation& inv) override {

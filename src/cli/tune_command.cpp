@@ -14,6 +14,7 @@
 #include "cli/iterate_command.hpp"
 #include "cli/loop_options.hpp"
 #include "cli/progress_display.hpp"
+#include "cli/slurm_options.hpp"
 #include "cli/timing_options.hpp"
 #include "loop/tune.hpp"
 #include "platform/slurm_array.hpp"
@@ -83,18 +84,13 @@ protected:
                        "Race points on several GPUs at once, one race per GPU: all, N (the first N), or a list of UUIDs "
                        "or indices (default 1: one slot, no binding; docs/scale-out.md)")
             ->capture_default_str();
-        sub.add_option("--slurm", m_cfg.slurm_dir,
-                       "Race each batch of points as a Slurm job array (sbatch, one GPU per task); DIR is shared with "
-                       "the nodes, holds the batches' sources, scripts and records, and the same DIR again resumes")
-            ->excludes("--devices");
+        add_slurm_options(sub, m_cfg.slurm_dir, m_cfg.slurm,
+                          "Race each batch of points as a Slurm job array (sbatch, one GPU per task); DIR is shared with "
+                          "the nodes, holds the batches' sources, scripts and records, and the same DIR again resumes");
+        sub.get_option("--slurm")->excludes("--devices");
         sub.add_option("--slurm-batch", m_cfg.slurm_batch, "With --slurm: points raced at once, one job array per batch")
             ->check(CLI::Range(1, 10000))
             ->capture_default_str();
-        sub.add_option("--slurm-gres", m_cfg.slurm.gres, "With --slurm: sbatch --gres per task (\"\" for none)")
-            ->capture_default_str();
-        sub.add_option("--slurm-partition", m_cfg.slurm.partition, "With --slurm: sbatch --partition");
-        sub.add_option("--slurm-time", m_cfg.slurm.time_limit, "With --slurm: sbatch --time per task, e.g. 00:30:00");
-        sub.add_option("--slurm-arg", m_cfg.slurm.extra_args, "With --slurm: one more sbatch argument (repeatable)");
         add_bench_options(sub, m_cfg.options);
         add_profile_options(sub, m_profile);
         add_min_effect_options(sub, m_cfg.ab);
@@ -118,11 +114,11 @@ protected:
             engine.options.state_dir = fs::absolute(m_cfg.slurm_dir);
             engine.batch = static_cast<std::size_t>(m_cfg.slurm_batch);
             // What a race's `kloop compare` takes of this command line: the timing and verdict options.
-            engine.forwarded = forwarded_options(
-                inv.argv, "tune", "",
-                {"--workspace", "--candidate", "--budget", "--search", "--devices", "--slurm", "--slurm-batch",
-                 "--slurm-gres", "--slurm-partition", "--slurm-time", "--slurm-arg", "--profile-timeout"},
-                {"--allow-unconfined", "--require-quiet", "--no-profile"});
+            std::vector<std::string> drop = {"--workspace", "--candidate",   "--budget",         "--search",
+                                             "--devices",   "--slurm-batch", "--profile-timeout"};
+            drop.insert(drop.end(), k_slurm_option_names.begin(), k_slurm_option_names.end());
+            engine.forwarded =
+                forwarded_options(inv.argv, "tune", "", drop, {"--allow-unconfined", "--require-quiet", "--no-profile"});
             engine.on_resume = [&](const std::string& job) { inv.out << "note: resumed Slurm job " << job << "\n" << std::flush; };
             req.slurm = std::move(engine);
         }

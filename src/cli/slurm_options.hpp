@@ -1,0 +1,25 @@
+// kloop cli: the Slurm options of the verbs that run their evaluations as a job array.
+//
+// Responsibility: one declaration of --slurm DIR and the sbatch options that go with it
+// (--slurm-gres, --slurm-partition, --slurm-time, --slurm-arg), shared by `kloop noise` and
+// `kloop tune` (docs/scale-out.md); `what` is the verb's help for --slurm itself. The names a
+// per-task `kloop compare` must not get are k_slurm_option_names.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "platform/slurm_array.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace kloop::cli {
+
+// Every option add_slurm_options declares (each takes a value).
+extern const std::vector<std::string> k_slurm_option_names;
+
+void add_slurm_options(CLI::App& sub, std::string& dir, platform::slurm_options& slurm, const std::string& what);
+
+}  // namespace kloop::cli
