@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import Counter
 from typing import Dict, List, Optional, Set, Tuple
 
 
@@ -39,21 +40,11 @@ def _comm(tid: int) -> str:
 
 def thread_names(tids: Optional[Set[int]] = None) -> Dict[str, int]:
     """How many of these threads (default: all of this process's) bear each name."""
-    names: Dict[str, int] = {}
-    for t in thread_ids() if tids is None else tids:
-        n = _comm(t)
-        names[n] = names.get(n, 0) + 1
-    return names
+    return dict(Counter(_comm(t) for t in (thread_ids() if tids is None else tids)))
 
 
 def describe_names(names: Dict[str, int]) -> str:
     return ", ".join("%s x%d" % (n, c) for n, c in sorted(names.items()))
-
-
-def new_threads(before: Dict[str, int]) -> str:
-    """The threads started since ``before``, by name: "pt_autograd_0 x1, python3 x15"."""
-    now = thread_names()
-    return describe_names({n: c - before.get(n, 0) for n, c in now.items() if c > before.get(n, 0)})
 
 
 def thread_cpu_ns(tid: int) -> Optional[int]:
@@ -121,10 +112,7 @@ class IdleThreads:
             self.cpu[t] = before[t]
             self.names[t] = names[t]
             self.left_by[t] = during
-        by_name: Dict[str, int] = {}
-        for t in alive:
-            by_name[names[t]] = by_name.get(names[t], 0) + 1
-        text = describe_names(by_name)
+        text = describe_names(Counter(names[t] for t in alive))
         if alive:
             note = {"during": during, "threads": text, "quiet_after_s": "%.2f" % (time.monotonic() - start)}
             if origin:
