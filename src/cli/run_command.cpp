@@ -1,6 +1,7 @@
-// kloop cli: `kloop run [--workspace DIR] --proposer CMD [--iterations N]` — the loop, unattended:
-// a proposer writes each candidate and its proposal, kloop gates, times, classifies and records
-// it, until a stop rule (loop/run_driver, docs/agents.md).
+// kloop cli: `kloop run [--workspace DIR] --proposer CMD [--iterations N] [--parallel N [--devices D]]`
+// — the loop, unattended: a proposer writes each candidate and its proposal, kloop gates, times,
+// classifies and records it, until a stop rule (loop/run_driver, docs/agents.md); with
+// --parallel, rounds of proposers at once, their candidates raced on the device pool.
 #include "cli/run_command.hpp"
 
 #include <CLI/CLI.hpp>
@@ -40,6 +41,15 @@ protected:
                        "Wall-clock limit per proposer run, seconds; past it its process group is killed and the attempt fails")
             ->check(CLI::Range(1.0, 1e6))
             ->capture_default_str();
+        sub.add_option("--parallel", m_req.parallel,
+                       "Proposers per round, run at once, each in its own copy of the kernel's directory; their candidates "
+                       "race against the same best and the fastest is promoted (docs/agents.md)")
+            ->check(CLI::Range(1, 64))
+            ->capture_default_str();
+        sub.add_option("--devices", m_req.devices,
+                       "With --parallel: spread a round's evaluations over GPUs, one A/B per GPU at a time: all, N (the "
+                       "first N), or a list of UUIDs or indices (default 1: one slot, no binding; docs/scale-out.md)")
+            ->capture_default_str();
         add_bench_options(sub, m_req.iterate.options);
         add_profile_options(sub, m_req.iterate.profile);
         add_min_effect_options(sub, m_req.iterate.ab);
@@ -55,6 +65,8 @@ protected:
         m_req.iterate.command_line = inv.argv;
         m_req.iterate.memory_db = memory_db_path();
         if (m_iterations > 0) m_req.iterations = m_iterations;
+        if (m_req.devices != "1" && m_req.parallel < 2)
+            throw usage_error("option --devices spreads the evaluations of a --parallel round: give --parallel N (N >= 2)");
         progress_display progress(inv.err, false);
         m_req.iterate.options.progress = progress.sink();
         const auto out = loop::run_loop(m_req, runner, [&](const std::string& line) {

@@ -70,6 +70,15 @@ std::string context_readme(const context_inputs& in) {
         "- `OPT_LOG.md`, `TRAPS.md`, `dispatch.md`, `draft.md`: the loop's log, traps, dispatch table, task.\n",
         in.attempt.number, in.attempt.iteration, s.c.max_iterations, s.c.op, s.c.backend, best, in.candidate.string(),
         in.proposal.string(), proposer_done_exit, s.ws.root().string(), in.timeout_s, to_string(in.status.next));
+    if (in.lane > 0)
+        text += fmt::format(
+            "\n## A parallel round\n\n"
+            "This attempt is lane {} of {}: its sibling proposers work at the same time, each in its own copy of\n"
+            "the kernel's directory. The kernel file above is this lane's copy; edit it, not the original. Each\n"
+            "sibling is raced against the same best, on a device of its own; of those that beat it, the one\n"
+            "with the largest speedup becomes the best, and the others are recorded as positive but outpaced.\n"
+            "Two siblings with the same sources: the later is refused.\n",
+            in.lane, in.lanes);
     if (in.status.next == next_step::stall)
         text += "\n**The loop is stalled**: " + in.status.next_text + "\n";
     if (in.previous)

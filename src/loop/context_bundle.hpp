@@ -34,6 +34,8 @@ struct context_inputs {
     std::filesystem::path candidate;         // the kernel file the proposer edits
     std::filesystem::path proposal;          // where it writes the proposal
     double timeout_s = 0;
+    int lane = 0;                            // k >= 1: this attempt is lane k of a round of `lanes` (--parallel)
+    int lanes = 0;
 };
 
 void write_context_bundle(const context_inputs& in, const std::filesystem::path& dir);

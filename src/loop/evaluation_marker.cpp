@@ -3,6 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -31,7 +34,7 @@ evaluation_marker::~evaluation_marker() {
 namespace {
 
 // The iteration a mark describes, rejected for the death of its kloop; false when the mark does
-// not fit this workspace (malformed, another number, a missing or changed candidate copy).
+// not fit this workspace (malformed, a number already recorded, a missing or changed candidate copy).
 bool abandoned_iteration(const fs::path& staging, int next_number, iteration_record& r) {
     json mark;
     try {
@@ -41,7 +44,7 @@ bool abandoned_iteration(const fs::path& staging, int next_number, iteration_rec
         return false;
     }
     const fs::path copy = staging / r.candidate_file;
-    if (r.number != next_number || r.candidate_file.empty() || !fs::is_regular_file(copy) ||
+    if (r.number < next_number || r.candidate_file.empty() || !fs::is_regular_file(copy) ||
         platform::sha256_file(copy) != r.candidate_sha256)
         return false;
     r.status = iteration_status::rejected;
@@ -65,15 +68,22 @@ std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const
                                                       const record_origin& origin, const fs::path& candidate,
                                                       platform::command_runner_base& runner) {
     std::vector<std::string> notes;
-    std::vector<fs::path> marked;
+    std::vector<std::pair<iteration_record, fs::path>> marked;
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(ws.root(), ec))
-        if (entry.path().filename().string().rfind(".staging-", 0) == 0 &&
-            fs::exists(entry.path() / evaluation_marker_name))
-            marked.push_back(entry.path());
-    for (const auto& staging : marked) {
+    for (const auto& entry : fs::directory_iterator(ws.root(), ec)) {
+        if (entry.path().filename().string().rfind(".staging-", 0) != 0 || !fs::exists(entry.path() / evaluation_marker_name))
+            continue;
         iteration_record r;
-        if (!abandoned_iteration(staging, next_number, r)) continue;
+        if (abandoned_iteration(entry.path(), next_number, r)) marked.emplace_back(std::move(r), entry.path());
+    }
+    // In the order they were numbered, each taking the next number: a sibling evaluated at once
+    // that finished before the death left no mark, and its number goes to the next marked one.
+    std::sort(marked.begin(), marked.end(), [](const auto& a, const auto& b) { return a.first.number < b.first.number; });
+    for (auto& [r, staging] : marked) {
+        if (r.number != next_number)
+            r.reason += fmt::format(" (numbered {} when it started: a sibling evaluated beside it left no mark)",
+                                    version_label(r.number));
+        r.number = next_number;
         r.git = commit_snapshot(candidate, staging / r.candidate_file, commit_message(op, r), runner, r.local_files);
         const json body = {{"iteration", to_json(r)}, {"evaluation", nullptr}, {"ab", nullptr}};
         write_record(staging / "benchmark_result.json", "kloop.iteration", body, origin);

@@ -41,8 +41,9 @@ private:
 };
 
 // Call with the workspace lock held, before the iterations are read: every mark a dead kloop
-// left (at most one: the lock allows one writer) whose number is `next_number` becomes
-// iter_v<next_number>, rejected, and its staged copy is committed as `candidate`
+// left (one; or several when `kloop run --parallel` evaluated a round's siblings at once) whose
+// number is not recorded yet becomes an iteration, rejected — in the order of their numbers,
+// each taking the next free one from `next_number` — and its staged copy is committed as `candidate`
 // (repo_git.hpp: commit_snapshot, which leaves the file as it is now). Returns one line per
 // recorded iteration, for the output.
 std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const std::string& op, int next_number,

@@ -65,26 +65,18 @@ void refuse_past_cap(const loop_session& session) {
                                       session.c.max_iterations, done));
 }
 
-iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner) {
-    iterate_outcome out;
-    record_origin origin{req.command_line, {}};
-    auto session = open_session(req.workspace, access::write, origin, req.held_lock);
-    out.notes = session.repairs;
+staged_iteration stage_iteration(loop_session& session, strategy_memory& memory, const iterate_request& req, int number,
+                                 platform::command_runner_base& runner) {
+    staged_iteration it;
     const auto& c = session.c;
-    strategy_memory memory(req.memory_db);
-    if (int n = reconcile_memory(session, memory); n > 0)
-        out.notes.push_back(fmt::format("strategy memory: recorded {} iteration(s) a killed command had left out", n));
-
-    refuse_past_cap(session);
-    const int done = static_cast<int>(session.records.size()) - 1;
     const fs::path candidate = fs::absolute(req.candidate.value_or(c.candidate)).lexically_normal();
     if (!fs::is_regular_file(candidate)) throw usage_error("option --candidate '" + candidate.string() + "': no such file");
     if (!fs::is_regular_file(req.proposal)) throw usage_error("option --proposal '" + req.proposal.string() + "': no such file");
     const auto prop = read_proposal(req.proposal);
-    session.origin.repo = platform::git_state_of(candidate.parent_path(), runner);
+    session.origin.repo = platform::git_state_of(req.commit_as.value_or(candidate).parent_path(), runner);
 
-    iteration_record r;
-    r.number = done + 1;
+    iteration_record& r = it.record;
+    r.number = number;
     r.candidate_source = candidate.string();
     r.candidate_file = candidate.filename().string();
     r.direction = prop.direction;
@@ -103,42 +95,51 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     if (!best) throw internal_error("no eligible version, not even the baseline");
     r.vs_best = *best;
     const auto& best_rec = session.records[static_cast<std::size_t>(*best)];
-    const fs::path best_src = session.ws.iteration_dir(*best) / best_rec.candidate_file;
-    const auto spec = load_spec(c);
+    it.best_source = session.ws.iteration_dir(*best) / best_rec.candidate_file;
+    it.candidate = candidate;
+    it.spec = std::make_shared<spec::op_spec>(load_spec(c));
     // The candidate with the local headers or modules it uses, at the same relative paths: what
     // is built is what is snapshotted and committed.
-    const auto sources = eval::candidate_sources(spec, candidate);
-    const fs::path staging = session.ws.make_staging_dir(version_label(r.number));
-    backend::copy_local_sources(sources, staging);
-    platform::write_file_atomic(staging / "optimization_proposal.md", prop.text + registered_predictions_md(r.predictions));
-    r.candidate_sha256 = platform::sha256_file(staging / r.candidate_file);
-    for (std::size_t k = 1; k < sources.files.size(); ++k) r.local_files.push_back(sources.files[k].generic_string());
-    r.sources_sha256 = backend::local_sources_sha256(sources);
+    it.sources = eval::candidate_sources(*it.spec, candidate);
+    it.staging = session.ws.make_staging_dir(version_label(r.number));
+    backend::copy_local_sources(it.sources, it.staging);
+    platform::write_file_atomic(it.staging / "optimization_proposal.md", prop.text + registered_predictions_md(r.predictions));
+    r.candidate_sha256 = platform::sha256_file(it.staging / r.candidate_file);
+    for (std::size_t k = 1; k < it.sources.files.size(); ++k) r.local_files.push_back(it.sources.files[k].generic_string());
+    r.sources_sha256 = backend::local_sources_sha256(it.sources);
     fault_point("iterate.staged");
+    return it;
+}
 
+void evaluate_staged(staged_iteration& it, const loop_session& session, const iterate_request& req,
+                     platform::command_runner_base& runner, const std::string& device) {
+    const auto& c = session.c;
+    iteration_record& r = it.record;
+    r.device = device;
     platform::scoped_temp_dir scratch("kloop-iterate");
-    eval::ab_context ctx{spec, best_src, staging / r.candidate_file, contract_options(c, req.options), req.ab, runner,
-                         platform::cache_dir(), scratch.path()};
+    eval::ab_context ctx{*it.spec, it.best_source, it.staging / r.candidate_file, contract_options(c, req.options), req.ab,
+                         runner, platform::cache_dir(), scratch.path()};
     // Black-box ops: stable copy paths, and the base's green gate reused on byte-identical inputs.
     ctx.state_dir = session.ws.state_dir();
     ctx.reuse_base_gate = true;
     // From here until the verdict the candidate runs: a kloop that dies meanwhile leaves the mark,
     // and the next command records this candidate as rejected (loop/evaluation_marker).
-    auto marker = std::make_unique<evaluation_marker>(staging, r);
+    auto marker = std::make_unique<evaluation_marker>(it.staging, r);
     auto ab = eval::compare_candidates(ctx);
-    ab.base_label = version_label(*best);
-    ab.candidate_label = candidate.string();
+    ab.base_label = version_label(r.vs_best);
+    ab.candidate_label = it.candidate.string();
     ab.command_line = req.command_line;
-    ab.candidate.candidate = candidate.string();
+    ab.candidate.candidate = it.candidate.string();
     ab.candidate.command_line = req.command_line;
+    ab.device = device;
     // Black-box ops: say what was reused and how the sides were timed when it was not in one process.
     if (const auto& repo = ab.base.repository; repo && !repo->gate.empty() && repo->gate.front().reused)
-        out.notes.push_back(fmt::format("the base's gate was reused: green on the same repository bytes, command and "
-                                        "environment at {} ({:.1f} s saved)",
-                                        repo->gate.front().reused->ran_at, repo->gate.front().reused->wall_s));
+        it.notes.push_back(fmt::format("the base's gate was reused: green on the same repository bytes, command and "
+                                       "environment at {} ({:.1f} s saved)",
+                                       repo->gate.front().reused->ran_at, repo->gate.front().reused->wall_s));
     if (const auto& repo = ab.candidate.repository; repo && !repo->ab_timing_fallback.empty())
-        out.notes.push_back("the sides were timed in separate processes: " + repo->ab_timing_fallback);
-    auto cls = classify(ab, version_label(*best));
+        it.notes.push_back("the sides were timed in separate processes: " + repo->ab_timing_fallback);
+    auto cls = classify(ab, version_label(r.vs_best));
     // Black-box evaluations carry no isolation facts: their contract is the repository's own tests
     // (docs/blackbox.md, docs/security.md).
     if (cls.status == iteration_status::positive && ab.candidate.isolation.is_object() && !ab.candidate.is_confined() &&
@@ -170,29 +171,44 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     r.bench_ok = r.status != iteration_status::rejected && ab.ok && !r.bench.empty();
     // The profile step: ncu captures into the iteration's folder; may mark the candidate suspect.
     // The candidate runs again, under the same mark.
-    marker = std::make_unique<evaluation_marker>(staging, r);
-    if (auto note = profile_version(r, spec, staging / r.candidate_file, ab.candidate.census_kernels, staging,
+    marker = std::make_unique<evaluation_marker>(it.staging, r);
+    if (auto note = profile_version(r, *it.spec, it.staging / r.candidate_file, ab.candidate.census_kernels, it.staging,
                                     contract_options(c, req.options), req.profile, runner);
         !note.empty())
-        out.notes.push_back(note);
+        it.notes.push_back(note);
     marker.reset();
     fault_point("iterate.profiled");
     score_predictions(r);
-    r.recorded_at = platform::utc_now_iso8601();
+    it.evaluation = report::to_json(ab.candidate);
+    it.ab = report::to_json(ab);
+}
 
-    std::vector<fs::path> local_paths;
-    for (const auto& f : r.local_files) local_paths.push_back(sources.root / f);
-    r.git = commit_candidate(candidate, commit_message(c.op, r), runner, local_paths);
+iterate_outcome record_staged(loop_session& session, strategy_memory& memory, staged_iteration& it,
+                              const iterate_request& req, platform::command_runner_base& runner) {
+    iterate_outcome out;
+    out.notes = std::move(it.notes);
+    const auto& c = session.c;
+    iteration_record& r = it.record;
+    r.recorded_at = platform::utc_now_iso8601();
+    if (req.commit_as) {
+        // Evaluated from a copy: its bytes are committed as the kernel file, which is left alone.
+        r.git = commit_snapshot(*req.commit_as, it.staging / r.candidate_file, commit_message(c.op, r), runner,
+                                r.local_files);
+    } else {
+        std::vector<fs::path> local_paths;
+        for (const auto& f : r.local_files) local_paths.push_back(it.sources.root / f);
+        r.git = commit_candidate(it.candidate, commit_message(c.op, r), runner, local_paths);
+    }
     if (!r.git.repair.empty()) out.notes.push_back("git: " + r.git.repair);
     if (!r.git.committed) out.notes.push_back("git: " + r.git.note);
     fault_point("iterate.committed");
 
-    json body = {{"iteration", to_json(r)}, {"evaluation", report::to_json(ab.candidate)}, {"ab", report::to_json(ab)}};
-    write_record(staging / "benchmark_result.json", "kloop.iteration", body, session.origin);
-    platform::write_file_atomic(staging / "iteration_summary.md", report::iteration_summary_md(r, c.op));
+    json body = {{"iteration", to_json(r)}, {"evaluation", std::move(it.evaluation)}, {"ab", std::move(it.ab)}};
+    write_record(it.staging / "benchmark_result.json", "kloop.iteration", body, session.origin);
+    platform::write_file_atomic(it.staging / "iteration_summary.md", report::iteration_summary_md(r, c.op));
     fault_point("iterate.written");
     out.dir = session.ws.iteration_dir(r.number);
-    fs::rename(staging, out.dir);  // the commit point: the iteration exists from here on
+    fs::rename(it.staging, out.dir);  // the commit point: the iteration exists from here on
     fault_point("iterate.renamed");
 
     session.records.push_back(r);
@@ -204,6 +220,21 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
     write_manifest(session, req.memory_db);
     out.record = r;
     out.status = compute_status(session.records, c.max_iterations, c.target_speedup);
+    return out;
+}
+
+iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner) {
+    record_origin origin{req.command_line, {}};
+    auto session = open_session(req.workspace, access::write, origin, req.held_lock);
+    std::vector<std::string> notes = session.repairs;
+    strategy_memory memory(req.memory_db);
+    if (int n = reconcile_memory(session, memory); n > 0)
+        notes.push_back(fmt::format("strategy memory: recorded {} iteration(s) a killed command had left out", n));
+    refuse_past_cap(session);
+    auto it = stage_iteration(session, memory, req, static_cast<int>(session.records.size()), runner);
+    evaluate_staged(it, session, req, runner);
+    auto out = record_staged(session, memory, it, req, runner);
+    out.notes.insert(out.notes.begin(), notes.begin(), notes.end());
     return out;
 }
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/local_sources.hpp"
 #include "eval/ab_evaluation.hpp"
 #include "eval/record/evaluation_options.hpp"
 #include "loop/record/iteration_record.hpp"
@@ -34,6 +35,7 @@
 #include "loop/workspace.hpp"
 #include "measure/ab_comparison.hpp"
 #include "platform/subprocess.hpp"
+#include "spec/op_spec.hpp"
 
 namespace kloop::loop {
 
@@ -58,6 +60,11 @@ struct iterate_request {
     // Refuse a proposal whose strategy fingerprint the memory blocks unless it gives a
     // `Blocked-override:` reason; without it a blocked fingerprint only warns.
     bool enforce_blocked = false;
+    // The kernel file a candidate evaluated from a copy is committed as (`kloop run --parallel`
+    // evaluates each sibling from its attempt's saved sources): its bytes go into a commit of this
+    // path (repo_git: commit_snapshot) and the file itself is left alone. Default: the candidate
+    // is committed in place.
+    std::optional<std::filesystem::path> commit_as;
     // The workspace lock, when the caller holds it already (`kloop run` keeps it for the whole
     // run, `kloop tune` for its search): the iteration uses it instead of taking its own.
     std::shared_ptr<workspace_lock> held_lock;
@@ -71,6 +78,34 @@ struct iterate_outcome {
 };
 
 [[nodiscard]] iterate_outcome run_iteration(const iterate_request& req, platform::command_runner_base& runner);
+
+// run_iteration in its three steps, for a caller that evaluates several candidates at once
+// (`kloop run --parallel`): stage them in turn, evaluate them at once (each with its own
+// device-bound runner), record them in turn. The session is opened (write access) by the caller.
+struct staged_iteration {
+    iteration_record record;                     // numbered and admitted; its verdict after evaluate_staged
+    std::filesystem::path staging;               // .staging-vN: the sources and the proposal
+    std::filesystem::path candidate;             // the file evaluated
+    std::filesystem::path best_source;           // the best version's file it is compared against
+    std::shared_ptr<const spec::op_spec> spec;
+    backend::local_sources sources;
+    std::vector<std::string> notes;
+    nlohmann::json evaluation, ab;               // their report JSON, for benchmark_result.json
+};
+
+// Reads and admits the proposal (kloop::usage_error when it is refused), numbers the iteration
+// `number`, picks the session's current best and stages the candidate's sources.
+[[nodiscard]] staged_iteration stage_iteration(loop_session& session, strategy_memory& memory, const iterate_request& req,
+                                               int number, platform::command_runner_base& runner);
+// The A/B against its best, under the evaluation mark; classification, the profile step, the
+// predictions scored. It writes only into its staging directory, so siblings may evaluate at
+// once. `device`: the slot it runs on, for the record ("" when unbound).
+void evaluate_staged(staged_iteration& it, const loop_session& session, const iterate_request& req,
+                     platform::command_runner_base& runner, const std::string& device = "");
+// The git commit, the records, the rename to iter_vN (the commit point), the OPT_LOG row, the
+// strategy memory and the manifest; appends the record to the session.
+[[nodiscard]] iterate_outcome record_staged(loop_session& session, strategy_memory& memory, staged_iteration& it,
+                                            const iterate_request& req, platform::command_runner_base& runner);
 
 // kloop::usage_error when the session's iteration cap is reached ("the iteration cap (N) is reached").
 void refuse_past_cap(const loop_session& session);

@@ -18,6 +18,9 @@ std::string ineligibility(const iteration_record& r, const eligibility_policy& p
     if (!r.bench_ok || !geomean_median_s(r)) return "no successful bench";
     if (r.status == iteration_status::rejected) return "rejected";
     if (r.status == iteration_status::negative) return "negative: not faster than the best of its time";
+    if (r.outpaced_by)
+        return fmt::format("outpaced: its sibling {}, raced against the same best in the same round, was faster",
+                           version_label(*r.outpaced_by));
     if (r.suspect && !(p.baseline_may_be_suspect && r.number == 0))
         return "suspect: " + (r.suspect_reasons.empty() ? std::string("the profile cannot explain its time")
                                                         : fmt::format("{}", fmt::join(r.suspect_reasons, "; "))) +
@@ -48,7 +51,7 @@ std::optional<int> best_version(const std::vector<iteration_record>& records, co
 
 std::string eligibility_rule_text(const eligibility_policy& p) {
     return std::string("eligible: full green gate, successful bench, baseline or positive (beat the best of its time in "
-                       "an A/B), not suspect (the profile explains its time); ") +
+                       "an A/B) and not outpaced by a sibling of its round, not suspect (the profile explains its time); ") +
            (p.require_full_profile ? "a full Nsight Compute profile (CUDA versions). "
                                    : "profile: NOT required (--allow-unprofiled). ") +
            "Ranked by the geomean over bench shapes of the median, then of the mean, then the earliest iteration.";

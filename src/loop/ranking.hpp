@@ -5,7 +5,8 @@
 // Eligible: a full (not --gate-k) green gate, a successful bench, and status baseline or
 // positive — a version the A/B showed to beat the best of its time (negative versions lost, or
 // tied within the noise margin, against that best; ranking them by their own medians would let
-// noise promote them) — and not SUSPECT (the profile cannot explain its time: eval/profile_step).
+// noise promote them), not outpaced by a sibling of its `kloop run --parallel` round (the sibling
+// with the larger speedup against the same best is the one promoted: loop/sibling_choice) — and not SUSPECT (the profile cannot explain its time: eval/profile_step).
 // For promotion (`kloop best`, `kloop report`) a CUDA version must also carry a full Nsight
 // Compute profile (the seed's rule) unless --allow-unprofiled, which the final summary states;
 // the A/B target of `kloop iterate` needs no profile (a machine without ncu can still loop), and

@@ -4,17 +4,24 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <exception>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "backend/local_sources.hpp"
 #include "core/error.hpp"
 #include "eval/evaluator.hpp"
+#include "eval/visible_devices.hpp"
 #include "loop/context_bundle.hpp"
 #include "loop/loop_session.hpp"
+#include "loop/proposer_lane.hpp"
 #include "loop/run_journal.hpp"
+#include "loop/sibling_choice.hpp"
 #include "loop/workspace_digest.hpp"
+#include "platform/device_pool.hpp"
 #include "platform/file_io.hpp"
 #include "platform/sha256.hpp"
 #include "platform/utc_time.hpp"
@@ -127,6 +134,7 @@ public:
         m_iterate.held_lock = m_lock;
         m_iterate.require_prediction = true;
         m_iterate.enforce_blocked = true;
+        if (req.parallel > 1) m_iterate.options.progress = nullptr;  // one display, siblings at once
     }
 
     run_outcome run() {
@@ -146,7 +154,8 @@ public:
                 return end(fmt::format("{} attempts in a row failed or were refused (--max-failures {})", m_failures,
                                        m_req.max_failures));
             }
-            attempt(s, memory);
+            if (m_req.parallel > 1) round(s, memory);
+            else attempt(s, memory);
             if (m_done) return end("the proposer has nothing more to propose");
         }
     }
@@ -180,6 +189,7 @@ private:
     // An attempt a killed run left half done.
     void resume() {
         if (m_journal.attempts.empty()) return;
+        if (m_journal.attempts.back().lane > 0) return resume_round();
         auto& a = m_journal.attempts.back();
         if (a.phase == attempt_phase::proposing) {
             a.phase = attempt_phase::interrupted;
@@ -252,6 +262,303 @@ private:
         m_say(fmt::format("attempt {}: failed — {}", a.number, why));
     }
 
+    // The attempts of the journal's last round, by index.
+    std::vector<std::size_t> last_round() const {
+        std::vector<std::size_t> out;
+        const int round = m_journal.attempts.back().round;
+        for (std::size_t i = 0; i < m_journal.attempts.size(); ++i)
+            if (m_journal.attempts[i].lane > 0 && m_journal.attempts[i].round == round) out.push_back(i);
+        return out;
+    }
+
+    // A round a killed run left half done: proposers that were running are asked again (in the
+    // next round); siblings submitted but recorded by no iteration are submitted again, together.
+    void resume_round() {
+        const auto s = session();
+        const auto spec = load_spec(s.c);
+        std::vector<std::size_t> again;
+        std::vector<bool> taken(s.records.size(), false);
+        int lowest = m_journal.attempts.back().iteration;  // no sibling's iteration was numbered below it
+        for (std::size_t i : last_round()) lowest = std::min(lowest, m_journal.attempts[i].iteration);
+        for (std::size_t i : last_round()) {
+            auto& a = m_journal.attempts[i];
+            if (a.phase == attempt_phase::proposing) {
+                a.phase = attempt_phase::interrupted;
+                a.reason = "kloop stopped while the proposer ran; the next round asks again";
+                a.ended_at = platform::utc_now_iso8601();
+                m_say(fmt::format("attempt {}: interrupted by the end of an earlier run; asking again", a.number));
+            } else if (a.phase == attempt_phase::submitted) {
+                // Recorded already (the iteration, or its mark after a death while it ran) when a
+                // record of the round's numbers holds the same sources.
+                const auto sha = backend::local_sources_sha256(
+                    eval::candidate_sources(spec, attempt_dir(m_ws, a.number) / "submitted" / s.c.candidate.filename()));
+                bool recorded = false;
+                for (const auto& r : s.records)
+                    if (r.number >= lowest && r.number > 0 && !taken[static_cast<std::size_t>(r.number)] &&
+                        r.sources_sha256 == sha) {
+                        taken[static_cast<std::size_t>(r.number)] = true;
+                        record_iterated(a, r);
+                        m_say(fmt::format("attempt {}: its iteration {} was recorded before the earlier run ended", a.number,
+                                          version_label(r.number)));
+                        recorded = true;
+                        break;
+                    }
+                if (!recorded) again.push_back(i);
+            }
+        }
+        save();
+        if (again.empty()) return;
+        m_say(fmt::format("the earlier run ended in a round; submitting its {} unrecorded sibling(s) again", again.size()));
+        submit_round(again);
+    }
+
+    // Every proposer of the round in its own thread; the frozen files read-only meanwhile.
+    std::vector<proposer_outcome> run_proposers(const std::vector<proposer_request>& reqs, const loop_session& s) {
+        std::vector<proposer_outcome> out(reqs.size());
+        std::vector<std::exception_ptr> errors(reqs.size());
+        read_only_frozen_files frozen(m_ws, s.c, m_origin);
+        std::vector<std::thread> threads;
+        for (std::size_t i = 0; i < reqs.size(); ++i)
+            threads.emplace_back([&, i] {
+                try {
+                    out[i] = run_proposer(reqs[i], m_runner);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& e : errors)
+            if (e) std::rethrow_exception(e);
+        return out;
+    }
+
+    // The proposers changed the workspace or a frozen file: the round's attempts are tampered and
+    // the run ends (exit 5). Which sibling did it cannot be told; all of them carry the reason.
+    void check_untouched(const workspace_digest& before, const std::vector<fs::path>& excluded,
+                         const std::vector<std::size_t>& round) {
+        std::string why;
+        if (const auto changes = digest_changes(before, digest_workspace(m_ws.root(), excluded)); !changes.empty())
+            why = fmt::format("the proposer changed the workspace: {}", fmt::join(changes, ", "));
+        std::exception_ptr frozen;
+        if (why.empty()) try {
+                (void)session();  // re-hashes every frozen file
+            } catch (const contract_error& e) {
+                why = std::string("the proposer changed a frozen file: ") + e.what();
+                frozen = std::current_exception();
+            }
+        if (why.empty()) return;
+        for (std::size_t i : round) {
+            auto& a = m_journal.attempts[i];
+            a.phase = attempt_phase::tampered;
+            a.reason = round.size() > 1 ? why + " (one of the round's proposers, running at once)" : why;
+            a.ended_at = platform::utc_now_iso8601();
+        }
+        m_journal.ended = m_journal.attempts[round.front()].reason;
+        save();
+        if (frozen) std::rethrow_exception(frozen);
+        throw contract_error(fmt::format("attempt {}: {}. The run ends: the workspace's records are kloop's alone to "
+                                         "write; check them (git status in the workspace's repository, the iteration "
+                                         "directories) before any further command",
+                                         m_journal.attempts[round.front()].number, m_journal.attempts[round.front()].reason));
+    }
+
+    // What a proposer left, checked: its candidate's sources when it is one to submit, else
+    // nullopt with the attempt failed, refused or done.
+    std::optional<backend::local_sources> take_candidate(run_attempt& a, const proposer_outcome& po,
+                                                         const fs::path& proposal, const fs::path& kernel,
+                                                         const spec::op_spec& spec, const std::string& best_sha, int best) {
+        if (po.end == proposer_end::done) {
+            a.phase = attempt_phase::done;
+            a.reason = "the proposer has nothing more to propose";
+            a.ended_at = platform::utc_now_iso8601();
+            m_done = true;
+            save();
+            return std::nullopt;
+        }
+        if (po.end == proposer_end::failed) {
+            fail(a, "the proposer " + po.how + (po.stderr_tail.empty() ? std::string() : "; its stderr ends: " + po.stderr_tail));
+            return std::nullopt;
+        }
+        if (!fs::is_regular_file(proposal)) {
+            fail(a, "the proposer exited 0 but wrote no proposal at " + proposal.string() + " (KLOOP_PROPOSAL)");
+            return std::nullopt;
+        }
+        if (!fs::is_regular_file(kernel)) {
+            fail(a, "the proposer removed the kernel file " + kernel.string());
+            return std::nullopt;
+        }
+        backend::local_sources sources;
+        try {
+            sources = eval::candidate_sources(spec, kernel);
+        } catch (const usage_error& e) {
+            refuse(a, e.what());
+            return std::nullopt;
+        }
+        if (backend::local_sources_sha256(sources) == best_sha) {
+            refuse(a, fmt::format("the kernel file is {} unchanged: an attempt must change it", version_label(best)));
+            return std::nullopt;
+        }
+        return sources;
+    }
+
+    // Saves what goes to iterate under the attempt's submitted/.
+    void save_submitted(run_attempt& a, const backend::local_sources& sources, const fs::path& proposal) {
+        const fs::path saved = attempt_dir(m_ws, a.number) / "submitted";
+        backend::copy_local_sources(sources, saved);
+        fs::copy_file(proposal, saved / "optimization_proposal.md", fs::copy_options::overwrite_existing);
+        a.phase = attempt_phase::submitted;
+        save();
+    }
+
+    const std::vector<platform::device_slot>& slots(const spec::op_spec& spec) {
+        if (m_slots.empty()) m_slots = eval::visible_devices(spec, m_req.devices, m_runner);
+        return m_slots;
+    }
+
+    // A round of --parallel sibling attempts (run_driver.hpp).
+    void round(loop_session& s, strategy_memory& memory) {
+        int k = std::min(m_req.parallel, m_out.status.max_iterations - m_out.status.iterations);
+        if (m_req.iterations) k = std::min(k, *m_req.iterations - m_out.iterations);
+        k = std::max(k, 1);
+        const int number = m_journal.attempts.empty() ? 1 : m_journal.attempts.back().round + 1;
+        const std::size_t first = m_journal.attempts.size();
+        const run_attempt* previous = nullptr;
+        std::size_t previous_index = 0;
+        if (first > 0 && (m_journal.attempts[first - 1].phase == attempt_phase::failed ||
+                          m_journal.attempts[first - 1].phase == attempt_phase::refused))
+            previous_index = first;  // index + 1 of the attempt before the round
+        std::vector<std::size_t> round;
+        for (int i = 0; i < k; ++i) {
+            ++m_out.attempts;
+            auto& a = m_journal.add(m_out.status.iterations + 1 + i, platform::utc_now_iso8601());
+            a.lane = i + 1;
+            a.round = number;
+            round.push_back(m_journal.attempts.size() - 1);
+        }
+        if (previous_index > 0) previous = &m_journal.attempts[previous_index - 1];
+        const auto spec = load_spec(s.c);
+        const int best = m_out.status.best.value_or(0);
+        save_unrecorded_sources(s, spec, attempt_dir(m_ws, m_journal.attempts[round.front()].number) / "unrecorded", m_say);
+        put_back_version(s, best);
+        const auto fps = memory.summarise(s.key());
+        std::vector<proposer_request> reqs;
+        std::vector<fs::path> excluded;
+        for (std::size_t i : round) {
+            const auto& a = m_journal.attempts[i];
+            const fs::path dir = attempt_dir(m_ws, a.number);
+            fs::remove_all(dir / "lane");
+            fs::create_directories(dir);
+            const fs::path kernel = make_proposer_lane(s.c.candidate, m_ws.root(), dir / "lane");
+            const fs::path proposal = dir / "optimization_proposal.md";
+            write_context_bundle({s, m_out.status, fps, a, previous, kernel, proposal, m_req.proposer_timeout_s, a.lane, k},
+                                 dir / "context");
+            reqs.push_back({m_req.proposer, kernel.parent_path(), m_ws.root(), dir, dir / "context", kernel, proposal, a.number,
+                            a.iteration, m_req.proposer_timeout_s, m_req.max_log_bytes});
+            excluded.push_back(dir);
+        }
+        save();
+        m_say(fmt::format("round {}: {} proposer(s) at once, attempts {} to {}", number, k,
+                          m_journal.attempts[round.front()].number, m_journal.attempts[round.back()].number));
+
+        const auto before = digest_workspace(m_ws.root(), excluded);
+        const auto outcomes = run_proposers(reqs, s);
+        for (std::size_t j = 0; j < round.size(); ++j) {
+            m_journal.attempts[round[j]].proposer = outcomes[j].how;
+            m_journal.attempts[round[j]].proposer_wall_s = outcomes[j].wall_s;
+        }
+        check_untouched(before, excluded, round);
+        // The loop's own rows in the shared memory come from its records, whatever happened to them.
+        for (const auto& r : s.records) memory.record(memory_row_of(s, r));
+        if (std::any_of(outcomes.begin(), outcomes.end(),
+                        [](const proposer_outcome& o) { return o.end == proposer_end::interrupted; })) {
+            for (std::size_t i : round) {
+                auto& a = m_journal.attempts[i];
+                a.phase = attempt_phase::interrupted;
+                a.reason = "the run was interrupted while the round's proposers ran";
+                a.ended_at = platform::utc_now_iso8601();
+            }
+            end_interrupted(nullptr);
+        }
+
+        const std::string best_sha = s.records[static_cast<std::size_t>(best)].sources_sha256;
+        std::vector<std::size_t> submitted;
+        std::vector<std::pair<std::string, int>> seen;  // sources SHA-256, attempt
+        for (std::size_t j = 0; j < round.size(); ++j) {
+            auto& a = m_journal.attempts[round[j]];
+            const auto sources = take_candidate(a, outcomes[j], reqs[j].proposal, reqs[j].candidate, spec, best_sha, best);
+            if (!sources) continue;
+            const auto sha = backend::local_sources_sha256(*sources);
+            if (const auto twin = std::find_if(seen.begin(), seen.end(), [&](const auto& x) { return x.first == sha; });
+                twin != seen.end()) {
+                refuse(a, fmt::format("the candidate is the one attempt {} submitted in the same round", twin->second));
+                continue;
+            }
+            seen.emplace_back(sha, a.number);
+            save_submitted(a, *sources, reqs[j].proposal);
+            submitted.push_back(round[j]);
+        }
+        submit_round(submitted);
+    }
+
+    // Stages the round's submitted siblings in turn, evaluates them at once on the device slots,
+    // promotes the one with the largest speedup, and records them in turn.
+    void submit_round(const std::vector<std::size_t>& attempts) {
+        if (attempts.empty()) return;
+        auto s = open_session(m_ws.root(), access::write, m_origin, m_lock);
+        strategy_memory memory(m_req.iterate.memory_db);
+        const auto spec = load_spec(s.c);
+        std::vector<iterate_request> reqs;
+        std::vector<staged_iteration> staged;
+        std::vector<std::size_t> owner;
+        for (std::size_t i : attempts) {
+            auto& a = m_journal.attempts[i];
+            const fs::path saved = attempt_dir(m_ws, a.number) / "submitted";
+            auto req = m_iterate;
+            req.candidate = saved / s.c.candidate.filename();
+            req.proposal = saved / "optimization_proposal.md";
+            req.commit_as = s.c.candidate;
+            try {
+                if (static_cast<int>(s.records.size() + staged.size()) - 1 >= s.c.max_iterations)
+                    refuse_past_cap(s);  // throws: the cap holds for siblings resubmitted after a kill
+                staged.push_back(stage_iteration(s, memory, req, static_cast<int>(s.records.size() + staged.size()), m_runner));
+                a.iteration = staged.back().record.number;
+                reqs.push_back(std::move(req));
+                owner.push_back(i);
+            } catch (const usage_error& e) {
+                refuse(a, e.what());
+            }
+        }
+        save();
+        if (staged.empty()) return;
+        const auto& pool = slots(spec);
+        platform::run_on_devices(pool, staged.size(), m_runner,
+                                 [&](std::size_t j, const platform::device_slot& slot, platform::command_runner_base& bound) {
+                                     evaluate_staged(staged[j], s, reqs[j], bound, slot.id.empty() ? std::string() : slot.label);
+                                 });
+        std::vector<iteration_record> records;
+        for (const auto& x : staged) records.push_back(x.record);
+        (void)choose_sibling(records);
+        for (std::size_t j = 0; j < staged.size(); ++j) {
+            staged[j].record.outpaced_by = records[j].outpaced_by;
+            staged[j].record.reason = records[j].reason;
+        }
+        for (std::size_t j = 0; j < staged.size(); ++j) {
+            auto& a = m_journal.attempts[owner[j]];
+            const auto o = record_staged(s, memory, staged[j], reqs[j], m_runner);
+            record_iterated(a, o.record);
+            ++m_out.iterations;
+            m_failures = 0;
+            save();
+            m_say(fmt::format("attempt {}: {}{}", a.number, a.reason,
+                              o.record.device.empty() ? std::string() : " | on " + o.record.device));
+            for (const auto& w : o.record.warnings) m_say("  warning: " + w);
+            for (const auto& n : o.notes) m_say("  " + n);
+        }
+        // The kernel file holds the best version between rounds and after the run.
+        const auto st = compute_status(s.records, s.c.max_iterations, s.c.target_speedup);
+        put_back_version(s, st.best.value_or(0));
+    }
+
     void attempt(loop_session& s, strategy_memory& memory) {
         ++m_out.attempts;
         const std::size_t index = m_journal.attempts.size();
@@ -282,59 +589,15 @@ private:
         }
         a.proposer = po.how;
         a.proposer_wall_s = po.wall_s;
-        if (const auto changes = digest_changes(before, digest_workspace(m_ws.root(), {dir})); !changes.empty()) {
-            a.phase = attempt_phase::tampered;
-            a.reason = fmt::format("the proposer changed the workspace: {}", fmt::join(changes, ", "));
-            a.ended_at = platform::utc_now_iso8601();
-            m_journal.ended = a.reason;
-            save();
-            throw contract_error(fmt::format("attempt {}: {}. The run ends: the workspace's records are kloop's alone to "
-                                             "write; check them (git status in the workspace's repository, the iteration "
-                                             "directories) before any further command",
-                                             a.number, a.reason));
-        }
-        try {
-            (void)session();  // re-hashes every frozen file
-        } catch (const contract_error& e) {
-            a.phase = attempt_phase::tampered;
-            a.reason = std::string("the proposer changed a frozen file: ") + e.what();
-            a.ended_at = platform::utc_now_iso8601();
-            m_journal.ended = a.reason;
-            save();
-            throw;
-        }
+        check_untouched(before, {dir}, {index});
         // The loop's own rows in the shared memory come from its records, whatever happened to them.
         for (const auto& r : s.records) memory.record(memory_row_of(s, r));
 
         if (po.end == proposer_end::interrupted) end_interrupted(&a);
-        if (po.end == proposer_end::done) {
-            a.phase = attempt_phase::done;
-            a.reason = "the proposer has nothing more to propose";
-            a.ended_at = platform::utc_now_iso8601();
-            m_done = true;
-            save();
-            return;
-        }
-        if (po.end == proposer_end::failed)
-            return fail(a, "the proposer " + po.how +
-                               (po.stderr_tail.empty() ? std::string() : "; its stderr ends: " + po.stderr_tail));
-        if (!fs::is_regular_file(proposal))
-            return fail(a, "the proposer exited 0 but wrote no proposal at " + proposal.string() + " (KLOOP_PROPOSAL)");
-        if (!fs::is_regular_file(s.c.candidate))
-            return fail(a, "the proposer removed the kernel file " + s.c.candidate.string());
-        backend::local_sources sources;
-        try {
-            sources = eval::candidate_sources(spec, s.c.candidate);
-        } catch (const usage_error& e) {
-            return refuse(a, e.what());
-        }
-        if (backend::local_sources_sha256(sources) == s.records[static_cast<std::size_t>(best)].sources_sha256)
-            return refuse(a, fmt::format("the kernel file is {} unchanged: an attempt must change it", version_label(best)));
-        const fs::path saved = dir / "submitted";
-        backend::copy_local_sources(sources, saved);
-        fs::copy_file(proposal, saved / "optimization_proposal.md", fs::copy_options::overwrite_existing);
-        a.phase = attempt_phase::submitted;
-        save();
+        const auto sources = take_candidate(a, po, proposal, s.c.candidate, spec,
+                                            s.records[static_cast<std::size_t>(best)].sources_sha256, best);
+        if (!sources) return;
+        save_submitted(a, *sources, proposal);
         submit(a, s.c);
     }
 
@@ -348,6 +611,7 @@ private:
     iterate_request m_iterate;
     run_outcome m_out;
     int m_failures = 0;
+    std::vector<platform::device_slot> m_slots;  // a round's evaluation slots, probed once
     bool m_done = false;  // the proposer said it has nothing more to propose
 };
 

@@ -21,6 +21,19 @@
 //      its proposer ran is asked again, one killed in its iteration is submitted again from its
 //      saved copy unless the iteration was recorded.
 // Ctrl-C ends the proposer's process group and the run (kloop::error, exit 130), journalled.
+//
+// With --parallel N each attempt becomes a round of N sibling attempts: the best version is put
+// back once, every sibling's proposer runs at the same time in its own lane (a copy of the
+// kernel's directory, loop/proposer_lane), with the same checks of the workspace and the frozen
+// files around the whole round; the siblings that submit a changed, admitted candidate (a later
+// sibling identical to an earlier one is refused) are staged in turn, numbered in attempt order,
+// evaluated at once against the same best — one A/B per device slot at a time (--devices,
+// platform/device_pool), each record naming its device — and recorded in turn, the one with the
+// largest speedup promoted and the other positives marked outpaced (loop/sibling_choice). Each is
+// committed as the kernel file from its saved copy; after the round the kernel file holds the
+// best version. Proposers never run while a sibling is timed: a round's evaluations start when
+// its last proposer has ended. A run killed in a round resubmits its siblings that no iteration
+// records, together.
 #pragma once
 
 #include <filesystem>
@@ -41,6 +54,8 @@ struct run_request {
     int max_failures = 3;                  // failed or refused attempts in a row that end the run (exit 7)
     double proposer_timeout_s = 3600;
     std::size_t max_log_bytes = 16u << 20; // what each proposer log keeps
+    int parallel = 1;                      // proposers per round (--parallel); 1: in place, one at a time
+    std::string devices = "1";             // the slots a round's evaluations spread over (--devices)
 };
 
 struct run_outcome {

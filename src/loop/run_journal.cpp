@@ -67,6 +67,8 @@ fs::path attempt_dir(const workspace& ws, int attempt) { return run_dir(ws) / fm
 json to_json(const run_attempt& a) {
     return {{"number", a.number},
             {"iteration", a.iteration},
+            {"lane", a.lane},
+            {"round", a.round},
             {"phase", to_string(a.phase)},
             {"reason", a.reason},
             {"iteration_status", a.iteration_status},
@@ -86,6 +88,8 @@ run_journal read_journal(const workspace& ws) {
             run_attempt x;
             x.number = a.at("number").get<int>();
             x.iteration = a.at("iteration").get<int>();
+            x.lane = a.value("lane", 0);
+            x.round = a.value("round", 0);
             x.phase = attempt_phase_from_string(a.at("phase").get<std::string>(), file.string());
             x.reason = a.value("reason", "");
             x.iteration_status = a.value("iteration_status", "");

@@ -13,7 +13,8 @@
 //   done        the proposer said it has nothing more to propose
 //   tampered    the proposer changed the workspace or a frozen file: the run ended (exit 5)
 // Each attempt has its directory <workspace>/run/attempt-NNN/: context/ (what the proposer is
-// given), the proposal and logs it wrote, submitted/ (the sources handed to iterate). The
+// given), the proposal and logs it wrote, submitted/ (the sources handed to iterate), and in a
+// parallel round lane/ (the copy of the kernel's directory its proposer edited). The
 // journal is rewritten atomically after every change of phase.
 #pragma once
 
@@ -35,6 +36,11 @@ enum class attempt_phase { proposing, submitted, iterated, refused, failed, inte
 struct run_attempt {
     int number = 0;            // 1, 2, ... over every run on the workspace
     int iteration = 0;         // the number the iteration gets if this attempt is submitted
+    // 0: the proposer edited the kernel file in place. k >= 1: the attempt ran in lane k of a
+    // `kloop run --parallel` round (loop/proposer_lane), beside its siblings; `round` numbers the
+    // round (1, 2, ... over the journal), so a killed run resubmits a round's siblings together.
+    int lane = 0;
+    int round = 0;
     attempt_phase phase = attempt_phase::proposing;
     std::string reason;        // why refused / failed / ended; the iteration's status line when iterated
     std::string iteration_status;  // "positive" | "negative" | "rejected" when iterated

@@ -38,6 +38,7 @@ std::string iteration_summary_md(const iteration_record& r, const std::string& o
         out += fmt::format("- Strategy tags: {} (fingerprint {})\n", tags, r.fingerprint);
         if (!r.blocked_override.empty()) out += fmt::format("- Blocked override: {}\n", r.blocked_override);
     }
+    if (!r.device.empty()) out += fmt::format("- Device: {}\n", r.device);
     out += fmt::format("- Gate: {}\n", r.gate_pass ? (r.gate_partial ? "green (partial)" : "green (full)") : "red");
     out += fmt::format("- Git: {}\n", r.git.committed ? "committed " + r.git.commit : (r.git.in_repo ? "not committed: " : "") + r.git.note);
     out += fmt::format("- Profile: {} — {}\n", r.profile_status, r.profile_note);

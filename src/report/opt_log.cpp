@@ -47,6 +47,7 @@ std::string opt_log_row(const iteration_record& r) {
     else if (r.vs_best >= 0) vs = "vs " + version_label(r.vs_best) + ": not timed";
     std::string status = to_string(r.status);
     if (r.status == iteration_status::rejected) status += " (" + to_string(r.rejection) + "): " + r.reason;
+    if (r.outpaced_by) status += ", outpaced by its sibling " + version_label(*r.outpaced_by);
     return fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", version_label(r.number),
                        md_cell(r.number == 0 ? "baseline" : r.direction), gate, md_cell(bench),
                        md_cell(r.number == 0 ? "—" : detail::predicted_cell(r)), md_cell(vs), md_cell(status));

@@ -249,3 +249,119 @@ TEST_F(RunTest, AKilledRunResumesWhereItStood) {
     const pid_t sleeper = std::stoi(kloop::platform::read_file(m_plan.string() + ".sleep-pid"));
     EXPECT_NE(::kill(sleeper, 0), 0) << "the proposer's child " << sleeper << " outlived the killed kloop";
 }
+
+// --parallel 2 on two fake devices (KLOOP_DEVICES stands in for the GPU probe; this CPU op is
+// timed on the host): each round's proposers work at once in their own lanes, from the best
+// version's sources; the round's candidates race against the same best, each record naming its
+// device; of two that beat it, the larger speedup is promoted and the other is outpaced; a
+// sibling identical to an earlier one is refused; after the run the kernel file holds the best.
+TEST_F(RunTest, ParallelRoundsRaceTheirSiblingsAgainstOneBestAndPromoteTheFastest) {
+    init(6);
+    plan("submit|versions/v1_rowwise.cpp|vectorization|speedup 1.2-100\n"  // round 1: v1
+         "submit|versions/v4_tuned.cpp|tuning|speedup 1.2-100\n"            //          v2
+         "unchanged|noop|speedup 1-2\n"                                     // round 2: refused
+         "submit|broken/wrong_result.cpp|skip tail|speedup 1-2\n"           //          v3 rejected
+         "submit|versions/v2_streaming.cpp|streaming|speedup 1-2\n"         // round 3: v4
+         "submit|versions/v2_streaming.cpp|streaming again|speedup 1-2\n"   //          refused: its twin
+         "done\ndone\n");
+    auto e = env();
+    e.emplace_back("KLOOP_DEVICES", "fake-gpu-0,fake-gpu-1");
+    const auto r = kloop::testing::run_kloop(run_args({"--parallel", "2", "--devices", "all"}), 900, e);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(phases(), (phase_list{"iterated", "iterated", "refused", "iterated", "iterated", "refused", "done", "done"}))
+        << journal().dump(2);
+    const auto j = journal();
+    for (std::size_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(j.at("attempts")[i].at("lane"), static_cast<int>(i % 2) + 1);
+        EXPECT_EQ(j.at("attempts")[i].at("round"), static_cast<int>(i / 2) + 1);
+    }
+    EXPECT_NE(j.at("attempts")[5].at("reason").get<std::string>().find("the one attempt 5 submitted in the same round"),
+              std::string::npos)
+        << j.at("attempts")[5].dump();
+    EXPECT_NE(r.out.find("round 1: 2 proposer(s) at once, attempts 1 to 2"), std::string::npos) << r.out;
+
+    const auto rec = [&](int n) {
+        return nlohmann::json::parse(kloop::platform::read_file(m_s.ws / ("iter_v" + std::to_string(n)) /
+                                                                "benchmark_result.json"))
+            .at("iteration");
+    };
+    for (int n : {1, 2}) {
+        EXPECT_EQ(rec(n).at("vs_best"), 0) << n;  // both siblings against v0
+        const auto device = rec(n).at("device").get<std::string>();
+        EXPECT_TRUE(device == "fake-gpu-0" || device == "fake-gpu-1") << device;
+    }
+    if (rec(1).at("status") != "positive" || rec(2).at("status") != "positive")
+        if (const auto busy = kloop::testing::machine_too_busy_for_timing()) GTEST_SKIP() << *busy << "\n" << r.out;
+    ASSERT_EQ(rec(1).at("status"), "positive") << rec(1).dump(2);
+    ASSERT_EQ(rec(2).at("status"), "positive") << rec(2).dump(2);
+    // Exactly one is outpaced, by the other, which has the larger speedup and is the best.
+    const bool first_outpaced = !rec(1).at("outpaced_by").is_null();
+    ASSERT_NE(first_outpaced, !rec(2).at("outpaced_by").is_null()) << rec(1).dump() << rec(2).dump();
+    const int winner = first_outpaced ? 2 : 1, loser = 3 - winner;
+    EXPECT_EQ(rec(loser).at("outpaced_by"), winner);
+    EXPECT_GE(rec(winner).at("ab").at("overall").at("speedup").get<double>(),
+              rec(loser).at("ab").at("overall").at("speedup").get<double>());
+    EXPECT_NE(rec(loser).at("reason").get<std::string>().find("not promoted: its sibling v" + std::to_string(winner)),
+              std::string::npos);
+    EXPECT_EQ(rec(3).at("vs_best"), winner);
+    EXPECT_EQ(rec(3).at("status"), "rejected");
+    EXPECT_EQ(rec(4).at("vs_best"), winner);
+    EXPECT_EQ(status().at("best").at("version"), winner);
+
+    // Rounds 2 to 4 started from the winner's sources, in lanes holding the kernel's directory.
+    const auto best_sha = kloop::platform::sha256_file(m_s.ws / ("iter_v" + std::to_string(winner)) / "kernel.cpp");
+    const auto kernels = traced_kernels();
+    ASSERT_EQ(kernels.size(), 8u);
+    const auto v0 = kloop::platform::sha256_file(m_s.ws / "iter_v0" / "kernel.cpp");
+    EXPECT_EQ(kernels[0], v0);
+    EXPECT_EQ(kernels[1], v0);
+    for (std::size_t k = 2; k < kernels.size(); ++k) EXPECT_EQ(kernels[k], best_sha) << "attempt " << k + 1;
+    EXPECT_TRUE(fs::exists(m_s.ws / "run" / "attempt-001" / "lane" / "versions" / "v1_rowwise.cpp"));
+    EXPECT_NE(kloop::platform::read_file(m_s.ws / "run" / "attempt-002" / "context" / "README.md").find("lane 2 of 2"),
+              std::string::npos);
+    // Every iteration committed as the kernel file; the kernel file now holds the best.
+    const auto log = kloop::testing::git_in(m_s.repo, {"log", "--format=%s"}).stdout_text;
+    for (int n = 1; n <= 4; ++n)
+        EXPECT_NE(log.find("kloop rmsnorm v" + std::to_string(n) + " "), std::string::npos) << n << "\n" << log;
+    const auto committed_v2 =
+        kloop::testing::git_in(m_s.repo, {"show", "HEAD~2:rmsnorm/kernel.cpp"}).stdout_text;  // v4, v3, then v2
+    EXPECT_EQ(committed_v2, kloop::platform::read_file(m_s.ws / "iter_v2" / "kernel.cpp"));
+    EXPECT_EQ(kloop::platform::sha256_file(m_s.kernel), best_sha);
+    std::cout << r.out;
+}
+
+// A run killed in a round's evaluations submits the round's unrecorded siblings again, together.
+TEST_F(RunTest, ARunKilledInARoundResubmitsItsSiblingsTogether) {
+    init(4);
+    plan("submit|versions/v1_rowwise.cpp|vectorization|speedup 1.2-100\n"
+         "submit|broken/wrong_result.cpp|skip tail|speedup 1-2\n"
+         "done\ndone\n");
+    const auto k = run({"--parallel", "2"}, "iterate.compared");  // one slot: killed after the first A/B
+    EXPECT_NE(k.exit_code, 0) << k.err << k.out;
+    EXPECT_EQ(phases(), (phase_list{"submitted", "submitted"}));
+    EXPECT_EQ(status().at("iterations"), 0);
+
+    const auto r = run({"--parallel", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("submitting its 2 unrecorded sibling(s) again"), std::string::npos) << r.out;
+    EXPECT_EQ(phases(), (phase_list{"iterated", "iterated", "done", "done"})) << journal().dump(2);
+    const auto j = journal();
+    EXPECT_EQ(j.at("attempts")[0].at("iteration"), 1);
+    EXPECT_EQ(j.at("attempts")[1].at("iteration"), 2);
+    EXPECT_EQ(j.at("attempts")[1].at("iteration_status"), "rejected");
+    EXPECT_EQ(status().at("iterations"), 2);
+}
+
+// In a round, a proposer that touches the workspace ends the run (exit 5) like one alone; every
+// sibling of the round carries the reason, since which of them did it cannot be told.
+TEST_F(RunTest, AParallelRoundWhoseProposerTouchesTheWorkspaceEndsTheRun) {
+    init(4);
+    plan("tamper\nsubmit|versions/v1_rowwise.cpp|vectorization|speedup 1.2-100\n");
+    const auto t = run({"--parallel", "2"});
+    EXPECT_EQ(t.exit_code, 5) << t.err << t.out;
+    EXPECT_NE(t.err.find("changed OPT_LOG.md"), std::string::npos) << t.err;
+    EXPECT_EQ(phases(), (phase_list{"tampered", "tampered"}));
+    EXPECT_NE(journal().at("attempts")[1].at("reason").get<std::string>().find("one of the round's proposers"),
+              std::string::npos);
+    EXPECT_EQ(status().at("iterations"), 0);  // nothing of the round was measured
+}

@@ -93,6 +93,8 @@ json to_json(const iteration_record& r) {
             {"predictions", predictions},
             {"fingerprint", r.fingerprint},
             {"vs_best", r.vs_best},
+            {"outpaced_by", r.outpaced_by ? json(*r.outpaced_by) : json(nullptr)},
+            {"device", r.device},
             {"gate", {{"pass", r.gate_pass}, {"partial", r.gate_partial}}},
             {"bench_ok", r.bench_ok},
             {"bench", bench},
@@ -128,6 +130,8 @@ iteration_record iteration_record_from_json(const json& j) {
         for (const auto& p : *it) r.predictions.push_back(scored_prediction_from_json(p));
     r.fingerprint = j.at("fingerprint");
     r.vs_best = j.at("vs_best");
+    if (const auto it = j.find("outpaced_by"); it != j.end() && it->is_number_integer()) r.outpaced_by = it->get<int>();
+    r.device = j.value("device", std::string());
     r.gate_pass = j.at("gate").at("pass");
     r.gate_partial = j.at("gate").at("partial");
     r.bench_ok = j.at("bench_ok");

@@ -11,7 +11,9 @@
 //     blocked_override}, predictions[] {text, line, kind "speedup"|"no change"|"profile", scope,
 //     metric, low, high, outcome "hit"|"miss"|"unscored", measured, off_by, reason}
 //     (loop/record/prediction; absent in older records: none),
-//     fingerprint, vs_best (the version compared against; -1 for v0), gate {pass, partial},
+//     fingerprint, vs_best (the version compared against; -1 for v0), outpaced_by (a positive
+//     sibling of `kloop run --parallel` not promoted: the sibling that was; null otherwise),
+//     device (the slot its A/B ran on; "" unbound), gate {pass, partial},
 //     bench_ok, bench[] {mode, shape, n, median_ms, mean_ms, std_ms, min_ms, max_ms, p10_ms,
 //     p90_ms}, ab {shapes[] {mode, shape, ok, error, best {..stats..}, candidate {..}, speedup,
 //     ci_low, ci_high, verdict}, overall {speedup, ci_low, ci_high, verdict} | null,
@@ -87,6 +89,13 @@ struct iteration_record {
     std::string blocked_override;
     std::string fingerprint;
     int vs_best = -1;
+    // A positive iteration of a `kloop run --parallel` round whose sibling, raced against the same
+    // best in the same round, showed the larger speedup: that sibling's number. The iteration
+    // stays positive (its change helped) but is not eligible as the best (loop/ranking).
+    std::optional<int> outpaced_by;
+    // The device slot its A/B ran on when evaluations were spread over devices (`--devices`):
+    // the GPU's UUID or index; "" when unbound.
+    std::string device;
     bool gate_pass = false;
     bool gate_partial = false;
     bool bench_ok = false;

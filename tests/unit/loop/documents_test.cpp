@@ -30,6 +30,20 @@ TEST(OptLogTest, AppendsOnlyMissingRowsAndKeepsUserLines) {
     EXPECT_EQ(append_missing_rows(fixed, rs), fixed);  // idempotent
 }
 
+// An outpaced sibling of a parallel round says so in its row and its summary names its device.
+TEST(OptLogTest, AnOutpacedSiblingSaysSoAndItsSummaryNamesItsDevice) {
+    auto r = record(4, S::positive, 1, 2);
+    r.overall = measure::ab_result{1.2, 1.1, 1.3, measure::ab_verdict::faster};
+    r.outpaced_by = 5;
+    r.device = "GPU-abc";
+    EXPECT_NE(opt_log_row(r).find("| positive, outpaced by its sibling v5 |"), std::string::npos) << opt_log_row(r);
+    EXPECT_NE(iteration_summary_md(r, "rmsnorm").find("- Device: GPU-abc\n"), std::string::npos);
+    r.outpaced_by.reset();
+    r.device.clear();
+    EXPECT_EQ(opt_log_row(r).find("outpaced"), std::string::npos);
+    EXPECT_EQ(iteration_summary_md(r, "rmsnorm").find("- Device:"), std::string::npos);
+}
+
 TEST(OptLogTest, RowEscapesPipes) {
     auto r = record(3, S::negative);
     r.direction = "a | b";

@@ -122,6 +122,37 @@ TEST_F(EvaluationMarkerTest, AMarkThatDoesNotFitIsNotRecorded) {
     EXPECT_FALSE(fs::exists(m_ws.iteration_dir(1)));
 }
 
+// A parallel round evaluates its siblings at once: a death leaves a mark per sibling still
+// running. They are recorded in the order of their numbers; a sibling that had finished (no mark)
+// gives its number to the next marked one, and the record says which number it started with.
+TEST_F(EvaluationMarkerTest, MarksOfSiblingsAreRecordedInNumberOrderWithoutAGap) {
+    // v1 finished before the death (its staging has no mark); v2 and v3 were running.
+    const iteration_record first = m_record;
+    for (int n : {3, 2}) {
+        m_staging = m_ws.make_staging_dir("v" + std::to_string(n));
+        platform::write_file_atomic(m_staging / "kernel.cpp", "int sibling" + std::to_string(n) + ";\n");
+        m_record = first;
+        m_record.number = n;
+        m_record.direction = "sibling " + std::to_string(n);
+        m_record.candidate_sha256 = platform::sha256_file(m_staging / "kernel.cpp");
+        mark_and_die();
+    }
+    const auto notes = record(1);
+    ASSERT_EQ(notes.size(), 2u);
+    for (int n : {1, 2}) {
+        const auto r = iteration_record_from_json(
+            read_record(m_ws.iteration_dir(n) / "benchmark_result.json", "kloop.iteration").at("iteration"));
+        EXPECT_EQ(r.number, n);
+        EXPECT_EQ(r.direction, "sibling " + std::to_string(n + 1));  // v2's mark became v1, v3's v2
+        EXPECT_EQ(r.status, iteration_status::rejected);
+        EXPECT_NE(r.reason.find("numbered v" + std::to_string(n + 1) + " when it started"), std::string::npos) << r.reason;
+        EXPECT_EQ(platform::read_file(m_ws.iteration_dir(n) / "kernel.cpp"), "int sibling" + std::to_string(n + 1) + ";\n");
+    }
+    EXPECT_FALSE(fs::exists(m_ws.iteration_dir(3)));
+    // A mark of a number already recorded is not taken again.
+    EXPECT_TRUE(record(3).empty());
+}
+
 TEST_F(EvaluationMarkerTest, TheRecordedCandidateIsCommittedAndTheFileAndTheIndexAreLeftAlone) {
     const fs::path repo = m_dir.path() / "repo";
     fs::create_directories(repo);
