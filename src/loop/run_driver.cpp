@@ -404,6 +404,9 @@ private:
     // Saves what goes to iterate under the attempt's submitted/.
     void save_submitted(run_attempt& a, const backend::local_sources& sources, const fs::path& proposal) {
         const fs::path saved = attempt_dir(m_ws, a.number) / "submitted";
+        // The attempt's directory is the proposer's to write: whatever it planted there goes first,
+        // so the saved copy holds exactly the candidate's sources.
+        fs::remove_all(saved);
         backend::copy_local_sources(sources, saved);
         fs::copy_file(proposal, saved / "optimization_proposal.md", fs::copy_options::overwrite_existing);
         a.phase = attempt_phase::submitted;

@@ -261,7 +261,7 @@ TEST_F(RunTest, ParallelRoundsRaceTheirSiblingsAgainstOneBestAndPromoteTheFastes
          "submit|versions/v4_tuned.cpp|tuning|speedup 1.2-100\n"            //          v2
          "unchanged|noop|speedup 1-2\n"                                     // round 2: refused
          "submit|broken/wrong_result.cpp|skip tail|speedup 1-2\n"           //          v3 rejected
-         "submit|versions/v2_streaming.cpp|streaming|speedup 1-2\n"         // round 3: v4
+         "plant|versions/v2_streaming.cpp|streaming|speedup 1-2\n"          // round 3: v4
          "submit|versions/v2_streaming.cpp|streaming again|speedup 1-2\n"   //          refused: its twin
          "done\ndone\n");
     auto e = env();
@@ -317,6 +317,9 @@ TEST_F(RunTest, ParallelRoundsRaceTheirSiblingsAgainstOneBestAndPromoteTheFastes
     EXPECT_EQ(kernels[1], v0);
     for (std::size_t k = 2; k < kernels.size(); ++k) EXPECT_EQ(kernels[k], best_sha) << "attempt " << k + 1;
     EXPECT_TRUE(fs::exists(m_s.ws / "run" / "attempt-001" / "lane" / "versions" / "v1_rowwise.cpp"));
+    // What a proposer plants where kloop saves its candidate is gone before the copy is made.
+    EXPECT_TRUE(fs::exists(m_s.ws / "run" / "attempt-005" / "submitted" / "kernel.cpp"));
+    EXPECT_FALSE(fs::exists(m_s.ws / "run" / "attempt-005" / "submitted" / "planted.h"));
     EXPECT_NE(kloop::platform::read_file(m_s.ws / "run" / "attempt-002" / "context" / "README.md").find("lane 2 of 2"),
               std::string::npos);
     // Every iteration committed as the kernel file; the kernel file now holds the best.
