@@ -93,10 +93,7 @@ protected:
         declare_ab_timing_options(sub, m_cfg.options);
         sub.add_option("--keep", m_cfg.keep_dir, "Keep the runners' jobs, events and logs (of the last run) here");
         add_require_quiet_option(sub, m_cfg.require_quiet, "exit 2 after the report");
-        sub.add_option("--devices", m_cfg.devices,
-                       "Spread the runs over GPUs, one run per GPU at a time: all, N (the first N), or a list of "
-                       "UUIDs or indices (default 1: one slot, no binding)")
-            ->capture_default_str();
+        add_devices_option(sub, m_cfg.devices, "Spread the runs over GPUs, one run per GPU at a time");
         add_slurm_options(sub, m_cfg.slurm_dir, m_cfg.slurm,
                           "Run each run as a task of a Slurm job array (one GPU each); DIR, shared with the compute "
                           "nodes, holds the scripts, records and job id, and the same DIR again resumes");

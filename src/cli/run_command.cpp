@@ -10,6 +10,7 @@
 
 #include "cli/loop_options.hpp"
 #include "cli/progress_display.hpp"
+#include "cli/slurm_options.hpp"
 #include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "loop/run_driver.hpp"
@@ -46,10 +47,8 @@ protected:
                        "race against the same best and the fastest is promoted (docs/agents.md)")
             ->check(CLI::Range(1, 64))
             ->capture_default_str();
-        sub.add_option("--devices", m_req.devices,
-                       "With --parallel: spread a round's evaluations over GPUs, one A/B per GPU at a time: all, N (the "
-                       "first N), or a list of UUIDs or indices (default 1: one slot, no binding; docs/scale-out.md)")
-            ->capture_default_str();
+        add_devices_option(sub, m_req.devices,
+                           "With --parallel: spread a round's evaluations over GPUs, one A/B per GPU at a time");
         add_bench_options(sub, m_req.iterate.options);
         add_profile_options(sub, m_req.iterate.profile);
         add_min_effect_options(sub, m_req.iterate.ab);

@@ -80,10 +80,7 @@ protected:
                        "point in order (the first --budget); coordinate: coordinate descent from the declared values")
             ->check(CLI::IsMember({"auto", "exhaustive", "coordinate"}))
             ->capture_default_str();
-        sub.add_option("--devices", m_cfg.devices,
-                       "Race points on several GPUs at once, one race per GPU: all, N (the first N), or a list of UUIDs "
-                       "or indices (default 1: one slot, no binding; docs/scale-out.md)")
-            ->capture_default_str();
+        add_devices_option(sub, m_cfg.devices, "Race points on several GPUs at once, one race per GPU");
         add_slurm_options(sub, m_cfg.slurm_dir, m_cfg.slurm,
                           "Race each batch of points as a Slurm job array (sbatch, one GPU per task); DIR is shared with "
                           "the nodes, holds the batches' sources, scripts and records, and the same DIR again resumes");

@@ -56,8 +56,8 @@ std::string registered_predictions_md(const std::vector<scored_prediction>& ps) 
 
 }  // namespace
 
-void refuse_past_cap(const loop_session& session) {
-    const int done = static_cast<int>(session.records.size()) - 1;
+void refuse_past_cap(const loop_session& session, int staged) {
+    const int done = static_cast<int>(session.records.size()) - 1 + staged;
     if (done >= session.c.max_iterations)
         throw usage_error(fmt::format("the iteration cap ({}) is reached: {} iterations are recorded. Run `kloop report` "
                                       "for the verdict; a longer loop needs a new `kloop init` with a higher "

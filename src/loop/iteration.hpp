@@ -107,8 +107,9 @@ void evaluate_staged(staged_iteration& it, const loop_session& session, const it
 [[nodiscard]] iterate_outcome record_staged(loop_session& session, strategy_memory& memory, staged_iteration& it,
                                             const iterate_request& req, platform::command_runner_base& runner);
 
-// kloop::usage_error when the session's iteration cap is reached ("the iteration cap (N) is reached").
-void refuse_past_cap(const loop_session& session);
+// kloop::usage_error when the session's iteration cap is reached ("the iteration cap (N) is reached"),
+// counting `staged` iterations numbered but not recorded yet (a parallel round's earlier siblings).
+void refuse_past_cap(const loop_session& session, int staged = 0);
 
 // The git commit message of an iteration: "kloop <op> v3: negative (SAME x0.998 vs v1)".
 [[nodiscard]] std::string commit_message(const std::string& op, const iteration_record& r);

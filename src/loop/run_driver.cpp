@@ -143,7 +143,7 @@ public:
         m_journal.ended_at.clear();
         resume();
         for (;;) {
-            if (platform::interrupt_requested()) end_interrupted(nullptr);
+            if (platform::interrupt_requested()) end_interrupted();
             auto s = session();
             strategy_memory memory(m_req.iterate.memory_db);
             reconcile_memory(s, memory);
@@ -173,12 +173,13 @@ private:
         return m_out;
     }
 
-    [[noreturn]] void end_interrupted(run_attempt* a) {
-        if (a != nullptr) {
-            a->phase = attempt_phase::interrupted;
-            a->reason = "the run was interrupted while the proposer ran";
-            a->ended_at = platform::utc_now_iso8601();
-        }
+    // Ends the run for Ctrl-C; `attempts` (journal indices) were running their proposers.
+    [[noreturn]] void end_interrupted(const std::vector<std::size_t>& attempts = {}) {
+        for (std::size_t i : attempts)
+            m_journal.attempts[i].finish(attempt_phase::interrupted,
+                                         attempts.size() > 1 ? "the run was interrupted while the round's proposers ran"
+                                                             : "the run was interrupted while the proposer ran",
+                                         platform::utc_now_iso8601());
         m_journal.ended = "interrupted";
         m_journal.ended_at = platform::utc_now_iso8601();
         save();
@@ -192,9 +193,7 @@ private:
         if (m_journal.attempts.back().lane > 0) return resume_round();
         auto& a = m_journal.attempts.back();
         if (a.phase == attempt_phase::proposing) {
-            a.phase = attempt_phase::interrupted;
-            a.reason = "kloop stopped while the proposer ran; the next attempt asks again";
-            a.ended_at = platform::utc_now_iso8601();
+            a.finish(attempt_phase::interrupted, "kloop stopped while the proposer ran; the next attempt asks again", platform::utc_now_iso8601());
             save();
             m_say(fmt::format("attempt {}: interrupted by the end of an earlier run; asking again", a.number));
         } else if (a.phase == attempt_phase::submitted) {
@@ -245,18 +244,14 @@ private:
     }
 
     void refuse(run_attempt& a, const std::string& why) {
-        a.phase = attempt_phase::refused;
-        a.reason = why;
-        a.ended_at = platform::utc_now_iso8601();
+        a.finish(attempt_phase::refused, why, platform::utc_now_iso8601());
         ++m_failures;
         save();
         m_say(fmt::format("attempt {}: refused — {}", a.number, why));
     }
 
     void fail(run_attempt& a, const std::string& why) {
-        a.phase = attempt_phase::failed;
-        a.reason = why;
-        a.ended_at = platform::utc_now_iso8601();
+        a.finish(attempt_phase::failed, why, platform::utc_now_iso8601());
         ++m_failures;
         save();
         m_say(fmt::format("attempt {}: failed — {}", a.number, why));
@@ -283,9 +278,7 @@ private:
         for (std::size_t i : last_round()) {
             auto& a = m_journal.attempts[i];
             if (a.phase == attempt_phase::proposing) {
-                a.phase = attempt_phase::interrupted;
-                a.reason = "kloop stopped while the proposer ran; the next round asks again";
-                a.ended_at = platform::utc_now_iso8601();
+                a.finish(attempt_phase::interrupted, "kloop stopped while the proposer ran; the next round asks again", platform::utc_now_iso8601());
                 m_say(fmt::format("attempt {}: interrupted by the end of an earlier run; asking again", a.number));
             } else if (a.phase == attempt_phase::submitted) {
                 // Recorded already (the iteration, or its mark after a death while it ran) when a
@@ -347,12 +340,8 @@ private:
                 frozen = std::current_exception();
             }
         if (why.empty()) return;
-        for (std::size_t i : round) {
-            auto& a = m_journal.attempts[i];
-            a.phase = attempt_phase::tampered;
-            a.reason = round.size() > 1 ? why + " (one of the round's proposers, running at once)" : why;
-            a.ended_at = platform::utc_now_iso8601();
-        }
+        if (round.size() > 1) why += " (one of the round's proposers, running at once)";
+        for (std::size_t i : round) m_journal.attempts[i].finish(attempt_phase::tampered, why, platform::utc_now_iso8601());
         m_journal.ended = m_journal.attempts[round.front()].reason;
         save();
         if (frozen) std::rethrow_exception(frozen);
@@ -368,9 +357,7 @@ private:
                                                          const fs::path& proposal, const fs::path& kernel,
                                                          const spec::op_spec& spec, const std::string& best_sha, int best) {
         if (po.end == proposer_end::done) {
-            a.phase = attempt_phase::done;
-            a.reason = "the proposer has nothing more to propose";
-            a.ended_at = platform::utc_now_iso8601();
+            a.finish(attempt_phase::done, "the proposer has nothing more to propose", platform::utc_now_iso8601());
             m_done = true;
             save();
             return std::nullopt;
@@ -418,6 +405,14 @@ private:
         return m_slots;
     }
 
+    // The attempt before journal index `index` when it failed or was refused (the proposer is told
+    // why), else nullptr. Call after the journal has stopped growing for this attempt or round.
+    const run_attempt* failed_before(std::size_t index) const {
+        if (index == 0) return nullptr;
+        const auto& p = m_journal.attempts[index - 1];
+        return p.phase == attempt_phase::failed || p.phase == attempt_phase::refused ? &p : nullptr;
+    }
+
     // A round of --parallel sibling attempts (run_driver.hpp).
     void round(loop_session& s, strategy_memory& memory) {
         int k = std::min(m_req.parallel, m_out.status.max_iterations - m_out.status.iterations);
@@ -425,11 +420,6 @@ private:
         k = std::max(k, 1);
         const int number = m_journal.attempts.empty() ? 1 : m_journal.attempts.back().round + 1;
         const std::size_t first = m_journal.attempts.size();
-        const run_attempt* previous = nullptr;
-        std::size_t previous_index = 0;
-        if (first > 0 && (m_journal.attempts[first - 1].phase == attempt_phase::failed ||
-                          m_journal.attempts[first - 1].phase == attempt_phase::refused))
-            previous_index = first;  // index + 1 of the attempt before the round
         std::vector<std::size_t> round;
         for (int i = 0; i < k; ++i) {
             ++m_out.attempts;
@@ -438,7 +428,7 @@ private:
             a.round = number;
             round.push_back(m_journal.attempts.size() - 1);
         }
-        if (previous_index > 0) previous = &m_journal.attempts[previous_index - 1];
+        const run_attempt* previous = failed_before(first);
         const auto spec = load_spec(s.c);
         const int best = m_out.status.best.value_or(0);
         save_unrecorded_sources(s, spec, attempt_dir(m_ws, m_journal.attempts[round.front()].number) / "unrecorded", m_say);
@@ -473,15 +463,8 @@ private:
         // The loop's own rows in the shared memory come from its records, whatever happened to them.
         for (const auto& r : s.records) memory.record(memory_row_of(s, r));
         if (std::any_of(outcomes.begin(), outcomes.end(),
-                        [](const proposer_outcome& o) { return o.end == proposer_end::interrupted; })) {
-            for (std::size_t i : round) {
-                auto& a = m_journal.attempts[i];
-                a.phase = attempt_phase::interrupted;
-                a.reason = "the run was interrupted while the round's proposers ran";
-                a.ended_at = platform::utc_now_iso8601();
-            }
-            end_interrupted(nullptr);
-        }
+                        [](const proposer_outcome& o) { return o.end == proposer_end::interrupted; }))
+            end_interrupted(round);
 
         const std::string best_sha = s.records[static_cast<std::size_t>(best)].sources_sha256;
         std::vector<std::size_t> submitted;
@@ -521,8 +504,7 @@ private:
             req.proposal = saved / "optimization_proposal.md";
             req.commit_as = s.c.candidate;
             try {
-                if (static_cast<int>(s.records.size() + staged.size()) - 1 >= s.c.max_iterations)
-                    refuse_past_cap(s);  // throws: the cap holds for siblings resubmitted after a kill
+                refuse_past_cap(s, static_cast<int>(staged.size()));  // siblings resubmitted after a kill too
                 staged.push_back(stage_iteration(s, memory, req, static_cast<int>(s.records.size() + staged.size()), m_runner));
                 a.iteration = staged.back().record.number;
                 reqs.push_back(std::move(req));
@@ -566,10 +548,7 @@ private:
         ++m_out.attempts;
         const std::size_t index = m_journal.attempts.size();
         auto& a = m_journal.add(m_out.status.iterations + 1, platform::utc_now_iso8601());
-        const run_attempt* previous = nullptr;
-        if (index > 0 && (m_journal.attempts[index - 1].phase == attempt_phase::failed ||
-                          m_journal.attempts[index - 1].phase == attempt_phase::refused))
-            previous = &m_journal.attempts[index - 1];
+        const run_attempt* previous = failed_before(index);
         const fs::path dir = attempt_dir(m_ws, a.number);
         fs::create_directories(dir);
         const fs::path proposal = dir / "optimization_proposal.md";
@@ -596,7 +575,7 @@ private:
         // The loop's own rows in the shared memory come from its records, whatever happened to them.
         for (const auto& r : s.records) memory.record(memory_row_of(s, r));
 
-        if (po.end == proposer_end::interrupted) end_interrupted(&a);
+        if (po.end == proposer_end::interrupted) end_interrupted({index});
         const auto sources = take_candidate(a, po, proposal, s.c.candidate, spec,
                                             s.records[static_cast<std::size_t>(best)].sources_sha256, best);
         if (!sources) return;

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,13 @@ struct run_attempt {
     std::string proposer;      // how the proposer ended: "exited with 0", "timed out after 600.0 s", ...
     double proposer_wall_s = 0;
     std::string started_at, ended_at;
+
+    // Ends the attempt in phase `p` for `why` at `now`.
+    void finish(attempt_phase p, std::string why, std::string now) {
+        phase = p;
+        reason = std::move(why);
+        ended_at = std::move(now);
+    }
 };
 
 struct run_journal {
