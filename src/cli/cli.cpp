@@ -60,6 +60,7 @@ struct app_bundle {
             auto cmd = entry.make();
             cmd->declare(*sub);
             sub->footer(exit_codes_text);
+            if (entry.hidden) sub->group("");  // CLI11: a subcommand in no group is not listed
             verbs.emplace_back(sub, std::move(cmd));
         }
     }

@@ -70,6 +70,7 @@ cli_model describe(const CLI::App& app) {
     m.footer = app.get_footer();
     describe_options(app, m.options, nullptr);
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        if (sub->get_group().empty()) continue;  // hidden: a verb kloop runs itself
         verb_model v;
         v.name = sub->get_name();
         v.description = sub->get_description();

@@ -39,6 +39,7 @@ struct command_entry {
     const char* name;
     const char* description;
     std::unique_ptr<command_base> (*make)();
+    bool hidden = false;  // a verb kloop runs itself (a Slurm task): left out of --help, the docs and completion
 };
 
 // The verbs, in the order --help lists them.

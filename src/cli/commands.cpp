@@ -17,6 +17,7 @@
 #include "cli/demo_command.hpp"
 #include "cli/preflight_command.hpp"
 #include "cli/profile_command.hpp"
+#include "cli/evaluate_sibling_command.hpp"
 
 namespace kloop::cli {
 
@@ -38,6 +39,7 @@ const std::vector<command_entry>& command_table() {
         {"compare", "A/B: gate two versions, time them interleaved in one runner, verdict per shape and overall", &make_compare_command},
         {"noise", "A against A, N times: the noise floor and the false-verdict rate of the A/B verdicts", &make_noise_command},
         {"profile", "Nsight Compute captures of a candidate, parsed into facts and explained against the roofline", &make_profile_command},
+        {"evaluate-sibling", "A Slurm task of `kloop run --parallel --slurm`: one sibling's evaluation on its node", &make_evaluate_sibling_command, true},
         {"preflight", "GPU, driver, clocks, throttling, tools (nvcc, ncu, compute-sanitizer, torch): is this machine fit to time and profile?", &make_preflight_command},
     };
     return table;

@@ -8,7 +8,6 @@
 
 #include "cli/loop_options.hpp"
 #include "cli/progress_display.hpp"
-#include "cli/timing_options.hpp"
 #include "loop/iteration.hpp"
 #include "report/detail/markdown.hpp"
 #include "platform/subprocess.hpp"
@@ -17,46 +16,24 @@ namespace kloop::cli {
 
 namespace {
 
-struct iterate_config {
-    std::string workspace;
-    std::string candidate;
-    std::string proposal;
-    bool allow_unconfined = false;
-    bool require_quiet = false;
-    eval::evaluation_options options;
-    measure::ab_config ab;
-};
-
 class iterate_command final : public command_base {
 protected:
     void do_declare(CLI::App& sub) override {
-        add_workspace_option(sub, m_cfg.workspace);
-        sub.add_option("--candidate", m_cfg.candidate, "The candidate source (default: the kernel file given to `kloop init`)");
-        sub.add_option("--proposal", m_cfg.proposal,
+        add_workspace_option(sub, m_workspace);
+        sub.add_option("--candidate", m_candidate, "The candidate source (default: the kernel file given to `kloop init`)");
+        sub.add_option("--proposal", m_req.proposal,
                        "optimization_proposal.md: Direction, Expected and '## Strategy tags'")
             ->required();
-        add_bench_options(sub, m_cfg.options);
-        add_profile_options(sub, m_profile);
-        add_min_effect_options(sub, m_cfg.ab);
-        sub.add_flag("--allow-unconfined", m_cfg.allow_unconfined,
-                     "Promote a FASTER candidate that ran unconfined (the Python worker, a kernel without seccomp or "
-                     "Landlock); without it such a result is rejected (docs/security.md)");
-        add_require_quiet_option(sub, m_cfg.require_quiet, "a FASTER candidate timed on a busy machine is not promoted");
+        add_iteration_options(sub, m_req);
     }
 
     int do_execute(const invocation& inv) override {
         platform::posix_command_runner runner;
-        loop::iterate_request req;
-        req.workspace = resolve_workspace(m_cfg.workspace, runner);
-        if (!m_cfg.candidate.empty()) req.candidate = m_cfg.candidate;
-        req.proposal = m_cfg.proposal;
-        req.allow_unconfined = m_cfg.allow_unconfined;
-        req.require_quiet = m_cfg.require_quiet;
-        req.options = m_cfg.options;
-        req.ab = m_cfg.ab;
+        auto req = m_req;
+        req.workspace = resolve_workspace(m_workspace, runner);
+        if (!m_candidate.empty()) req.candidate = m_candidate;
         req.command_line = inv.argv;
         req.memory_db = memory_db_path();
-        req.profile = m_profile;
         progress_display progress(inv.err, false);
         req.options.progress = progress.sink();
         const auto out = loop::run_iteration(req, runner);
@@ -66,8 +43,9 @@ protected:
     }
 
 private:
-    iterate_config m_cfg;
-    loop::profile_options m_profile;
+    std::string m_workspace;
+    std::string m_candidate;
+    loop::iterate_request m_req;
 };
 
 }  // namespace

@@ -22,6 +22,16 @@ void add_profile_options(CLI::App& sub, loop::profile_options& profile) {
         ->capture_default_str();
 }
 
+void add_iteration_options(CLI::App& sub, loop::iterate_request& req) {
+    add_bench_options(sub, req.options);
+    add_profile_options(sub, req.profile);
+    add_min_effect_options(sub, req.ab);
+    sub.add_flag("--allow-unconfined", req.allow_unconfined,
+                 "Promote a FASTER candidate that ran unconfined (the Python worker, a kernel without seccomp or "
+                 "Landlock); without it such a result is rejected (docs/security.md)");
+    add_require_quiet_option(sub, req.require_quiet, "a FASTER candidate timed on a busy machine is not promoted");
+}
+
 void add_held_out_option(CLI::App& sub, eval::evaluation_options& o) {
     sub.add_option("--held-out", o.held_out,
                    "Held-out shapes the gate draws per mode from the spec's dim and param domains (shapes and "

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "eval/record/evaluation_options.hpp"
+#include "loop/iteration.hpp"
 #include "loop/version_profile.hpp"
 #include "measure/ab_comparison.hpp"
 
@@ -35,6 +36,10 @@ void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& options);
 // --no-profile, --profile-timeout: the loop's Nsight Compute step (loop/version_profile.hpp).
 void add_profile_options(CLI::App& sub, loop::profile_options& profile);
 void add_workspace_option(CLI::App& sub, std::string& workspace);
+// What decides one iteration's evaluation and verdict: the bench options, the profile step, the
+// minimum effect, --allow-unconfined and --require-quiet (`kloop iterate`, `kloop run`, and the
+// Slurm task of a parallel round, `kloop evaluate-sibling`, which gets them forwarded).
+void add_iteration_options(CLI::App& sub, loop::iterate_request& req);
 
 // --workspace when given, else the single profile/*-opt/ of the current repository.
 [[nodiscard]] std::filesystem::path resolve_workspace(const std::string& given, platform::command_runner_base& runner);

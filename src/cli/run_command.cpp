@@ -1,17 +1,18 @@
-// kloop cli: `kloop run [--workspace DIR] --proposer CMD [--iterations N] [--parallel N [--devices D]]`
+// kloop cli: `kloop run [--workspace DIR] --proposer CMD [--iterations N] [--parallel N [--devices D | --slurm DIR]]`
 // — the loop, unattended: a proposer writes each candidate and its proposal, kloop gates, times,
 // classifies and records it, until a stop rule (loop/run_driver, docs/agents.md); with
-// --parallel, rounds of proposers at once, their candidates raced on the device pool.
+// --parallel, rounds of proposers at once, their candidates raced on the device pool or as the
+// tasks of a Slurm job array.
 #include "cli/run_command.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <ostream>
 
+#include "cli/forwarded_options.hpp"
 #include "cli/loop_options.hpp"
 #include "cli/progress_display.hpp"
 #include "cli/slurm_options.hpp"
-#include "cli/timing_options.hpp"
 #include "core/error.hpp"
 #include "loop/run_driver.hpp"
 #include "platform/subprocess.hpp"
@@ -19,6 +20,8 @@
 namespace kloop::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 class run_command final : public command_base {
 protected:
@@ -49,13 +52,12 @@ protected:
             ->capture_default_str();
         add_devices_option(sub, m_req.devices,
                            "With --parallel: spread a round's evaluations over GPUs, one A/B per GPU at a time");
-        add_bench_options(sub, m_req.iterate.options);
-        add_profile_options(sub, m_req.iterate.profile);
-        add_min_effect_options(sub, m_req.iterate.ab);
-        sub.add_flag("--allow-unconfined", m_req.iterate.allow_unconfined,
-                     "Promote a FASTER candidate that ran unconfined (the Python worker, a kernel without seccomp or "
-                     "Landlock); without it such a result is rejected (docs/security.md)");
-        add_require_quiet_option(sub, m_req.iterate.require_quiet, "a FASTER candidate timed on a busy machine is not promoted");
+        add_slurm_options(sub, m_slurm_dir, m_slurm,
+                          "With --parallel: evaluate each round's siblings as a Slurm job array (sbatch, one GPU per "
+                          "task), each on its node as here; DIR is shared with the nodes, holds the tasks' sources, "
+                          "scripts and records, and the same DIR again resumes");
+        sub.get_option("--slurm")->excludes("--devices");
+        add_iteration_options(sub, m_req.iterate);
     }
 
     int do_execute(const invocation& inv) override {
@@ -66,6 +68,21 @@ protected:
         if (m_iterations > 0) m_req.iterations = m_iterations;
         if (m_req.devices != "1" && m_req.parallel < 2)
             throw usage_error("option --devices spreads the evaluations of a --parallel round: give --parallel N (N >= 2)");
+        if (!m_slurm_dir.empty()) {
+            if (m_req.parallel < 2)
+                throw usage_error("option --slurm runs the evaluations of a --parallel round as a job array: give "
+                                  "--parallel N (N >= 2)");
+            loop::sibling_slurm_engine engine;
+            engine.options = m_slurm;
+            engine.options.state_dir = fs::absolute(m_slurm_dir);
+            // What each task's `kloop evaluate-sibling` takes of this command line: the iteration's options.
+            std::vector<std::string> drop = {"--workspace", "--proposer",         "--iterations", "--max-stall",
+                                             "--max-failures", "--proposer-timeout", "--parallel",   "--devices"};
+            drop.insert(drop.end(), k_slurm_option_names.begin(), k_slurm_option_names.end());
+            engine.forwarded = forwarded_options(inv.argv, "run", "", drop, {});
+            engine.on_resume = [&](const std::string& job) { inv.out << "note: resumed Slurm job " << job << "\n" << std::flush; };
+            m_req.slurm = std::move(engine);
+        }
         progress_display progress(inv.err, false);
         m_req.iterate.options.progress = progress.sink();
         const auto out = loop::run_loop(m_req, runner, [&](const std::string& line) {
@@ -79,6 +96,8 @@ protected:
 
 private:
     std::string m_workspace;
+    std::string m_slurm_dir;           // --slurm DIR
+    platform::slurm_options m_slurm;   // --slurm-gres, --slurm-partition, --slurm-time, --slurm-arg
     int m_iterations = 0;
     loop::run_request m_req;
 };

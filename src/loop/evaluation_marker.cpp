@@ -47,10 +47,17 @@ bool abandoned_iteration(const fs::path& staging, int next_number, iteration_rec
     if (r.number < next_number || r.candidate_file.empty() || !fs::is_regular_file(copy) ||
         platform::sha256_file(copy) != r.candidate_sha256)
         return false;
+    reject_as_died(r, fmt::format("kloop (pid {}) died while evaluating it (started {}); recorded as rejected by the next command",
+                                  mark.value("pid", 0L), mark.value("started_at", std::string("?"))));
+    return true;
+}
+
+}  // namespace
+
+void reject_as_died(iteration_record& r, const std::string& reason) {
     r.status = iteration_status::rejected;
     r.rejection = rejection_kind::crash;
-    r.reason = fmt::format("kloop (pid {}) died while evaluating it (started {}); recorded as rejected by the next command",
-                           mark.value("pid", 0L), mark.value("started_at", std::string("?")));
+    r.reason = reason;
     r.gate_pass = false;
     r.bench_ok = false;
     r.bench.clear();
@@ -59,10 +66,7 @@ bool abandoned_iteration(const fs::path& staging, int next_number, iteration_rec
     r.profile_facts.clear();
     score_predictions(r);
     r.recorded_at = platform::utc_now_iso8601();
-    return true;
 }
-
-}  // namespace
 
 std::vector<std::string> record_abandoned_evaluations(const workspace& ws, const std::string& op, int next_number,
                                                       const record_origin& origin, const fs::path& candidate,

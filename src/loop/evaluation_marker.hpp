@@ -40,6 +40,10 @@ private:
     std::filesystem::path m_file;
 };
 
+// Makes `r` the record of a candidate whose evaluation died with it running: rejected (crash) for
+// `reason`, with no gate, bench, A/B or profile facts, its predictions scored against nothing.
+void reject_as_died(iteration_record& r, const std::string& reason);
+
 // Call with the workspace lock held, before the iterations are read: every mark a dead kloop
 // left (one; or several when `kloop run --parallel` evaluated a round's siblings at once) whose
 // number is not recorded yet becomes an iteration, rejected — in the order of their numbers,

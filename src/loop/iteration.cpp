@@ -111,16 +111,15 @@ staged_iteration stage_iteration(loop_session& session, strategy_memory& memory,
     return it;
 }
 
-void evaluate_staged(staged_iteration& it, const loop_session& session, const iterate_request& req,
+void evaluate_staged(staged_iteration& it, const contract& c, const fs::path& state_dir, const iterate_request& req,
                      platform::command_runner_base& runner, const std::string& device) {
-    const auto& c = session.c;
     iteration_record& r = it.record;
     r.device = device;
     platform::scoped_temp_dir scratch("kloop-iterate");
     eval::ab_context ctx{*it.spec, it.best_source, it.staging / r.candidate_file, contract_options(c, req.options), req.ab,
                          runner, platform::cache_dir(), scratch.path()};
     // Black-box ops: stable copy paths, and the base's green gate reused on byte-identical inputs.
-    ctx.state_dir = session.ws.state_dir();
+    ctx.state_dir = state_dir;
     ctx.reuse_base_gate = true;
     // From here until the verdict the candidate runs: a kloop that dies meanwhile leaves the mark,
     // and the next command records this candidate as rejected (loop/evaluation_marker).
@@ -232,7 +231,7 @@ iterate_outcome run_iteration(const iterate_request& req, platform::command_runn
         notes.push_back(fmt::format("strategy memory: recorded {} iteration(s) a killed command had left out", n));
     refuse_past_cap(session);
     auto it = stage_iteration(session, memory, req, static_cast<int>(session.records.size()), runner);
-    evaluate_staged(it, session, req, runner);
+    evaluate_staged(it, session.c, session.ws.state_dir(), req, runner);
     auto out = record_staged(session, memory, it, req, runner);
     out.notes.insert(out.notes.begin(), notes.begin(), notes.end());
     return out;

@@ -98,10 +98,11 @@ struct staged_iteration {
 [[nodiscard]] staged_iteration stage_iteration(loop_session& session, strategy_memory& memory, const iterate_request& req,
                                                int number, platform::command_runner_base& runner);
 // The A/B against its best, under the evaluation mark; classification, the profile step, the
-// predictions scored. It writes only into its staging directory, so siblings may evaluate at
-// once. `device`: the slot it runs on, for the record ("" when unbound).
-void evaluate_staged(staged_iteration& it, const loop_session& session, const iterate_request& req,
-                     platform::command_runner_base& runner, const std::string& device = "");
+// predictions scored. It writes only into its staging directory (and `state_dir`, a black-box
+// op's stable repository copies), so siblings may evaluate at once, here or on a Slurm node
+// (loop/sibling_slurm). `device`: the slot it runs on, for the record ("" when unbound).
+void evaluate_staged(staged_iteration& it, const contract& c, const std::filesystem::path& state_dir,
+                     const iterate_request& req, platform::command_runner_base& runner, const std::string& device = "");
 // The git commit, the records, the rename to iter_vN (the commit point), the OPT_LOG row, the
 // strategy memory and the manifest; appends the record to the session.
 [[nodiscard]] iterate_outcome record_staged(loop_session& session, strategy_memory& memory, staged_iteration& it,

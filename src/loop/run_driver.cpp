@@ -333,6 +333,12 @@ private:
         if (const auto changes = digest_changes(before, digest_workspace(m_ws.root(), excluded)); !changes.empty())
             why = fmt::format("the proposer changed the workspace: {}", fmt::join(changes, ", "));
         std::exception_ptr frozen;
+        if (why.empty() && m_slurm_before)
+            if (const auto changes = digest_changes(*m_slurm_before, digest_workspace(m_req.slurm->options.state_dir, {}));
+                !changes.empty())
+                why = fmt::format("the proposer changed the Slurm directory {} (its tasks' inputs and records are kloop's "
+                                  "alone to write): {}",
+                                  m_req.slurm->options.state_dir.string(), fmt::join(changes, ", "));
         if (why.empty()) try {
                 (void)session();  // re-hashes every frozen file
             } catch (const contract_error& e) {
@@ -454,6 +460,10 @@ private:
                           m_journal.attempts[round.front()].number, m_journal.attempts[round.back()].number));
 
         const auto before = digest_workspace(m_ws.root(), excluded);
+        if (m_req.slurm) {
+            fs::create_directories(m_req.slurm->options.state_dir);
+            m_slurm_before = digest_workspace(m_req.slurm->options.state_dir, {});
+        }
         const auto outcomes = run_proposers(reqs, s);
         for (std::size_t j = 0; j < round.size(); ++j) {
             m_journal.attempts[round[j]].proposer = outcomes[j].how;
@@ -515,11 +525,22 @@ private:
         }
         save();
         if (staged.empty()) return;
-        const auto& pool = slots(spec);
-        platform::run_on_devices(pool, staged.size(), m_runner,
-                                 [&](std::size_t j, const platform::device_slot& slot, platform::command_runner_base& bound) {
-                                     evaluate_staged(staged[j], s, reqs[j], bound, slot.id.empty() ? std::string() : slot.label);
-                                 });
+        if (m_req.slurm) {
+            std::vector<int> numbers;
+            for (std::size_t i : owner) numbers.push_back(m_journal.attempts[i].number);
+            try {
+                evaluate_siblings_on_slurm(staged, numbers, m_journal.attempts[owner.front()].round, s, *m_req.slurm, m_runner);
+            } catch (const error& e) {
+                if (e.get_code() == exit_code::interrupted) end_interrupted();
+                throw;
+            }
+        } else {
+            platform::run_on_devices(slots(spec), staged.size(), m_runner,
+                                     [&](std::size_t j, const platform::device_slot& slot, platform::command_runner_base& bound) {
+                                         evaluate_staged(staged[j], s.c, s.ws.state_dir(), reqs[j], bound,
+                                                         slot.id.empty() ? std::string() : slot.label);
+                                     });
+        }
         std::vector<iteration_record> records;
         for (const auto& x : staged) records.push_back(x.record);
         (void)choose_sibling(records);
@@ -594,6 +615,7 @@ private:
     run_outcome m_out;
     int m_failures = 0;
     std::vector<platform::device_slot> m_slots;  // a round's evaluation slots, probed once
+    std::optional<workspace_digest> m_slurm_before;  // --slurm: its directory as the round's proposers got it
     bool m_done = false;  // the proposer said it has nothing more to propose
 };
 

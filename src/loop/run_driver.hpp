@@ -33,7 +33,11 @@
 // committed as the kernel file from its saved copy; after the round the kernel file holds the
 // best version. Proposers never run while a sibling is timed: a round's evaluations start when
 // its last proposer has ended. A run killed in a round resubmits its siblings that no iteration
-// records, together.
+// records, together. With --slurm the round's evaluations are the tasks of one job array
+// (loop/sibling_slurm), each evaluated on its node as it would be here; a run killed while the
+// job ran waits for that job when started again. The Slurm directory is digested around the
+// round's proposers as the workspace is: a proposer that plants a task or a record there ends the
+// run (exit 5).
 #pragma once
 
 #include <filesystem>
@@ -43,6 +47,7 @@
 
 #include "loop/iteration.hpp"
 #include "loop/proposer.hpp"
+#include "loop/sibling_slurm.hpp"
 
 namespace kloop::loop {
 
@@ -56,6 +61,7 @@ struct run_request {
     std::size_t max_log_bytes = 16u << 20; // what each proposer log keeps
     int parallel = 1;                      // proposers per round (--parallel); 1: in place, one at a time
     std::string devices = "1";             // the slots a round's evaluations spread over (--devices)
+    std::optional<sibling_slurm_engine> slurm;  // --slurm: a round's evaluations as a job array instead
 };
 
 struct run_outcome {

@@ -7,16 +7,7 @@
 set -uo pipefail
 kloop=$1
 src=$2
-work=$(mktemp -d /tmp/kloop-slurm-test.XXXXXX)
-cleanup() { bash "$src/tests/scale_out/single_node.sh" stop "$work/cluster" >/dev/null 2>&1; rm -rf "$work"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-out=$(bash "$src/tests/scale_out/single_node.sh" start "$work/cluster")
-rc=$?
-[ $rc = 77 ] && exit 77
-[ $rc = 0 ] || fail "single_node.sh start exited $rc"
-eval "$out"
+source "$src/tests/scale_out/slurm_test_setup.sh" noise-slurm
 
 noise=("$kloop" noise "$src/examples/rmsnorm" --candidate "$src/examples/rmsnorm/versions/v1_rowwise.cpp"
        --mode fwd --shape n1000_d777 --min-samples 5 --min-time 0.01 --max-time 0.2 --slurm-gres gpu:1)

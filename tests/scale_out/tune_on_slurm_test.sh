@@ -9,25 +9,8 @@
 set -uo pipefail
 kloop=$1
 src=$2
-work=$(mktemp -d /tmp/kloop-tune-slurm-test.XXXXXX)
-cleanup() { bash "$src/tests/scale_out/single_node.sh" stop "$work/cluster" >/dev/null 2>&1; rm -rf "$work"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-out=$(bash "$src/tests/scale_out/single_node.sh" start "$work/cluster")
-rc=$?
-[ $rc = 77 ] && exit 77
-[ $rc = 0 ] || fail "single_node.sh start exited $rc"
-eval "$out"
-
-repo=$work/repo
-mkdir -p "$repo" && cp -r "$src/examples/rmsnorm" "$repo/rmsnorm" && cp "$repo/rmsnorm/versions/v0_naive.cpp" "$repo/rmsnorm/kernel.cpp"
-(cd "$repo" && git init -q && git config user.email t@localhost && git config user.name t && git add -A &&
-   git commit -qm start) || fail "the scratch repository"
-export KLOOP_MEMORY_DB=$work/memory.sqlite
-quick=(--min-samples 5 --min-time 0.01 --max-time 0.2 --held-out 0)
-(cd "$repo" && "$kloop" init rmsnorm --candidate rmsnorm/kernel.cpp --max-iterations 4 "${quick[@]}") > "$work/init.txt" 2>&1 ||
-  fail "kloop init exited $? ($(tail -3 "$work/init.txt"))"
+source "$src/tests/scale_out/slurm_test_setup.sh" tune-slurm
+scratch_loop
 cp "$repo/rmsnorm/versions/v4_tuned.cpp" "$repo/rmsnorm/kernel.cpp"
 
 tune=("$kloop" tune --slurm-gres gpu:1 "${quick[@]}")
@@ -48,15 +31,7 @@ grep -q '| verdict | device | note |' "$table" || fail "the table has no device 
 
 # Killed after its batch was submitted: the job goes on; the same command resumes it.
 (cd "$repo" && exec "${tune[@]}" --slurm "$work/t2") > "$work/out2.txt" 2>&1 &
-pid=$!
-for _ in $(seq 600); do
-  grep -q '"[0-9]' "$work/t2/batch-0/slurm_state.json" 2>/dev/null && break
-  sleep 0.1
-done
-kill -9 $pid 2>/dev/null
-wait $pid 2>/dev/null
-job=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['jobs'][0])" "$work/t2/batch-0/slurm_state.json") ||
-  fail "no job id in batch-0/slurm_state.json after the submission ($(tail -3 "$work/out2.txt"))"
+job=$(kill_after_submission $! "$work/t2/batch-0/slurm_state.json" "$work/out2.txt") || exit 1
 (cd "$repo" && "${tune[@]}" --slurm "$work/t2") > "$work/out3.txt" 2>&1 || fail "the resumed tune exited $? ($(tail -5 "$work/out3.txt"))"
 grep -q "resumed Slurm job $job" "$work/out3.txt" || fail "no resume of job $job: $(cat "$work/out3.txt")"
 jobs=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['jobs']))" "$work/t2/batch-0/slurm_state.json")
