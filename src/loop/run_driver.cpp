@@ -23,6 +23,7 @@
 #include "loop/workspace_digest.hpp"
 #include "platform/device_pool.hpp"
 #include "platform/file_io.hpp"
+#include "platform/orphan_reaper.hpp"
 #include "platform/sha256.hpp"
 #include "platform/utc_time.hpp"
 
@@ -305,24 +306,41 @@ private:
         submit_round(again);
     }
 
-    // Every proposer of the round in its own thread; the frozen files read-only meanwhile.
+    // Every proposer of the round in its own thread; the frozen files read-only meanwhile, and
+    // what the proposers leave running killed when the last one has ended.
     std::vector<proposer_outcome> run_proposers(const std::vector<proposer_request>& reqs, const loop_session& s) {
         std::vector<proposer_outcome> out(reqs.size());
         std::vector<std::exception_ptr> errors(reqs.size());
-        read_only_frozen_files frozen(m_ws, s.c, m_origin);
-        std::vector<std::thread> threads;
-        for (std::size_t i = 0; i < reqs.size(); ++i)
-            threads.emplace_back([&, i] {
-                try {
-                    out[i] = run_proposer(reqs[i], m_runner);
-                } catch (...) {
-                    errors[i] = std::current_exception();
-                }
-            });
-        for (auto& t : threads) t.join();
+        {
+            read_only_frozen_files frozen(m_ws, s.c, m_origin);
+            platform::orphan_reaper reaper;
+            std::vector<std::thread> threads;
+            for (std::size_t i = 0; i < reqs.size(); ++i)
+                threads.emplace_back([&, i] {
+                    try {
+                        out[i] = run_proposer(reqs[i], m_runner);
+                    } catch (...) {
+                        errors[i] = std::current_exception();
+                    }
+                });
+            for (auto& t : threads) t.join();
+            say_killed(reaper.reap(), reqs.size() > 1 ? "the round's proposers" : "the proposer",
+                       reqs.front().attempt, reqs.back().attempt);
+        }
         for (const auto& e : errors)
             if (e) std::rethrow_exception(e);
         return out;
+    }
+
+    // The processes a proposer left running, killed before anything is built or timed.
+    void say_killed(const std::vector<platform::adopted_process>& killed, const std::string& who, int first, int last) {
+        if (killed.empty()) return;
+        std::vector<std::string> names;
+        for (const auto& p : killed)
+            names.push_back(fmt::format("{} ({})", p.pid, p.command.empty() ? std::string("?") : p.command.substr(0, 80)));
+        m_say(fmt::format("{}: killed {} process(es) {} left running: {}",
+                          first == last ? fmt::format("attempt {}", first) : fmt::format("attempts {} to {}", first, last),
+                          killed.size(), who, fmt::join(names, ", ")));
     }
 
     // The proposers changed the workspace or a frozen file: the round's attempts are tampered and
@@ -586,9 +604,11 @@ private:
         proposer_outcome po;
         {
             read_only_frozen_files frozen(m_ws, s.c, m_origin);
+            platform::orphan_reaper reaper;
             po = run_proposer({m_req.proposer, s.c.candidate.parent_path(), m_ws.root(), dir, dir / "context", s.c.candidate,
                                proposal, a.number, a.iteration, m_req.proposer_timeout_s, m_req.max_log_bytes},
                               m_runner);
+            say_killed(reaper.reap(), "the proposer", a.number, a.number);
         }
         a.proposer = po.how;
         a.proposer_wall_s = po.wall_s;

@@ -10,7 +10,8 @@
 //      against the best; sources no iteration recorded are first saved under run/), and writes
 //      the attempt's context bundle (loop/context_bundle);
 //   3. digests the workspace, makes the frozen files read-only, runs the proposer
-//      (loop/proposer), restores their modes, and digests again: a changed workspace record or a
+//      (loop/proposer), kills what it left running (platform/orphan_reaper: in its process group
+//      or out of it), restores their modes, and digests again: a changed workspace record or a
 //      changed frozen file ends the run (exit 5, kloop::contract_error, naming the files); the
 //      loop's own rows in the strategy memory are rewritten from its records;
 //   4. refuses the candidate when the kernel file is unchanged, and otherwise hands it with its

@@ -176,6 +176,26 @@ TEST_F(RunTest, FailuresInARowEndTheRunWithExitSeven) {
     EXPECT_EQ(again.exit_code, 0) << again.err << again.out;
 }
 
+// A proposer that leaves a process running — here out of its process group, with setsid — has it
+// killed when it ends, before its candidate is built or timed, and the run says so.
+TEST_F(RunTest, WhatAProposerLeavesRunningIsKilledBeforeItsCandidateIsEvaluated) {
+    init(4);
+    const std::string pidfile = m_plan.string() + ".lingering";
+    plan("linger|" + pidfile + "|versions/v1_rowwise.cpp|vectorization|speedup 1.2-100\ndone\n");
+    const auto r = run();
+    ASSERT_TRUE(fs::exists(pidfile)) << r.err << r.out;
+    const pid_t pid = std::stoi(kloop::platform::read_file(pidfile));
+    const bool outlived = ::kill(pid, 0) == 0;
+    if (outlived) ::kill(pid, SIGKILL);
+    EXPECT_FALSE(outlived) << "the proposer's setsid sleep " << pid << " outlived its attempt";
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const auto killed = r.out.find("attempt 1: killed 1 process(es) the proposer left running: " + std::to_string(pid) +
+                                   " (sleep 1000)");
+    ASSERT_NE(killed, std::string::npos) << r.out;
+    EXPECT_LT(killed, r.out.find("attempt 1: v1: ")) << r.out;
+    EXPECT_EQ(phases(), (phase_list{"iterated", "done"}));
+}
+
 // The workspace's records and the frozen files are not the proposer's to write: either change
 // ends the run with exit 5, naming what changed; the frozen files get their modes back.
 TEST_F(RunTest, AProposerThatTouchesTheWorkspaceOrAFrozenFileEndsTheRun) {
