@@ -361,7 +361,7 @@ eval::evaluation evaluate(const eval::evaluation_context& ctx) {
                           "tests (use --gate-k EXPR for a partial run)");
     const auto& bb = *ctx.spec.blackbox;
     fs::create_directories(ctx.scratch_dir);
-    copy_runner runner(ctx.spec, ctx.commands, ctx.scratch_dir, ctx.state_dir);
+    copy_runner runner(ctx.spec, ctx.commands, ctx.scratch_dir, ctx.state_dir, ctx.leave_out);
     // Refuse weakening variables before anything runs (both commands' environments).
     const gate_plan plan = plan_gate(runner, ctx.spec, ctx.options);
     const auto& gate_env = plan.env;
@@ -516,7 +516,7 @@ void time_rounds(const eval::ab_context& ctx, eval::ab_evaluation& r, int run, c
     const auto& bb = *ctx.spec.blackbox;
     const fs::path scratch = ctx.scratch_dir / (run == 0 ? std::string("ab") : "ab-run-" + std::to_string(run));
     fs::create_directories(scratch);
-    copy_runner runner(ctx.spec, ctx.commands, scratch, ctx.state_dir);
+    copy_runner runner(ctx.spec, ctx.commands, scratch, ctx.state_dir, ctx.leave_out);
     std::vector<bench_outcome> base_runs, cand_runs;
     std::string failure;
     bool failed_side_candidate = false;
@@ -638,9 +638,11 @@ eval::ab_evaluation compare(const eval::ab_context& ctx) {
     fs::create_directories(ctx.scratch_dir / "base");
     fs::create_directories(ctx.scratch_dir / "candidate");
     r.base = blackbox::evaluate(eval::evaluation_context{ctx.spec, ctx.base, options, ctx.commands, ctx.cache_dir,
-                                                         ctx.scratch_dir / "base", ctx.state_dir, ctx.reuse_base_gate});
+                                                         ctx.scratch_dir / "base", ctx.state_dir, ctx.reuse_base_gate,
+                                                         ctx.leave_out});
     r.candidate = blackbox::evaluate(eval::evaluation_context{ctx.spec, ctx.candidate, options, ctx.commands, ctx.cache_dir,
-                                                              ctx.scratch_dir / "candidate", ctx.state_dir, false});
+                                                              ctx.scratch_dir / "candidate", ctx.state_dir, false,
+                                                              ctx.leave_out});
     r.env = r.candidate.env;
     if (r.base.status != eval::disposition::passed || r.candidate.status != eval::disposition::passed) {
         std::string why;

@@ -46,22 +46,32 @@ std::string env_value(const clean_env& env, const std::string& name) {
 }  // namespace
 
 copy_runner::copy_runner(const spec::op_spec& spec, platform::command_runner_base& commands, fs::path scratch,
-                         const fs::path& state_dir)
+                         const fs::path& state_dir, const std::vector<fs::path>& leave_out)
     : m_spec(spec), m_bb(*spec.blackbox), m_commands(commands), m_scratch(std::move(scratch)),
       m_copies(state_dir.empty() ? fs::path() : state_dir / "copies") {
     m_refused = spec::builtin_refused_env();
     m_refused.insert(m_refused.end(), m_bb.refuse_env.begin(), m_bb.refuse_env.end());
     m_exclude = m_bb.exclude;
-    // A scratch directory (--keep ./dir) or the workspace inside the repository is never copied.
-    for (const fs::path& own : {m_scratch, state_dir.empty() ? fs::path() : state_dir.parent_path()}) {
-        if (own.empty()) continue;
-        std::error_code ec;
-        const fs::path rel = fs::weakly_canonical(own, ec).lexically_relative(m_bb.root);
-        if (!ec && !rel.empty() && rel != "." && *rel.begin() != "..") m_exclude.push_back(rel);
-    }
     for (const auto& f : spec.frozen) {
         const fs::path r = f.lexically_relative(m_bb.root);
         if (!r.empty() && *r.begin() != "..") m_frozen_rel.push_back(r);
+    }
+    auto inside = [&](const fs::path& p) {
+        std::error_code ec;
+        const fs::path rel = fs::weakly_canonical(p, ec).lexically_relative(m_bb.root);
+        return !ec && !rel.empty() && rel != "." && *rel.begin() != ".." ? rel : fs::path();
+    };
+    // A scratch directory (--keep ./dir) or the workspace inside the repository is never copied.
+    for (const fs::path& own : {m_scratch, state_dir.empty() ? fs::path() : state_dir.parent_path()})
+        if (const fs::path rel = own.empty() ? fs::path() : inside(own); !rel.empty()) m_exclude.push_back(rel);
+    // Nor a file the caller leaves out, unless the gate depends on it: the target and the frozen
+    // files are always copied, whatever path a proposal is given.
+    for (const fs::path& f : leave_out) {
+        const fs::path rel = inside(f);
+        if (rel.empty() || rel == m_bb.target.lexically_normal() ||
+            std::find(m_frozen_rel.begin(), m_frozen_rel.end(), rel) != m_frozen_rel.end())
+            continue;
+        m_exclude.push_back(rel);
     }
 }
 

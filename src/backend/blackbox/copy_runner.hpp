@@ -13,7 +13,8 @@
 // repo-<sha256 prefix>, state_dir being the workspace's .cache), so the same code is always
 // imported from the same path and caches keyed on a file's path (Inductor's, a JIT's) hit
 // across iterations. Each run still gets a fresh copy. The workspace (state_dir's parent) is
-// never copied, even before `kloop init` has made it recognisable.
+// never copied, even before `kloop init` has made it recognisable; nor are the files the caller
+// names (the loop's proposal).
 #pragma once
 
 #include <filesystem>
@@ -29,9 +30,10 @@ namespace kloop::backend::blackbox {
 
 class copy_runner {
 public:
-    // state_dir: empty = copies under `scratch`, named by the run.
+    // state_dir: empty = copies under `scratch`, named by the run. leave_out: files (absolute, or
+    // relative to the working directory) no copy holds where they lie inside the repository.
     copy_runner(const spec::op_spec& spec, platform::command_runner_base& commands, std::filesystem::path scratch,
-                const std::filesystem::path& state_dir = {});
+                const std::filesystem::path& state_dir = {}, const std::vector<std::filesystem::path>& leave_out = {});
 
     [[nodiscard]] const std::vector<std::string>& refused() const { return m_refused; }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <vector>
 
 #include "eval/record/evaluation_options.hpp"
 #include "measure/ab_comparison.hpp"
@@ -26,6 +27,10 @@ struct evaluation_context {
     // whether a stored green gate of byte-identical inputs may stand in for running this one.
     std::filesystem::path state_dir{};
     bool reuse_green_gate = false;
+    // Black-box ops: files of the loop inside the repository that no copy holds (an iteration's
+    // proposal, often written at the repository's root): never what a gate or bench reads, and
+    // left in they would make the base's copy differ from the bytes whose gate passed.
+    std::vector<std::filesystem::path> leave_out{};
 };
 
 struct ab_context {
@@ -39,6 +44,7 @@ struct ab_context {
     std::filesystem::path scratch_dir;
     std::filesystem::path state_dir{};     // as evaluation_context::state_dir (black-box ops)
     bool reuse_base_gate = false;          // the base's green gate may be reused (an iteration's base)
+    std::vector<std::filesystem::path> leave_out{};  // as evaluation_context::leave_out
 };
 
 }  // namespace kloop::eval

@@ -467,10 +467,10 @@ protected:
         };
     }
 
-    eval::evaluation gate_of(bool reuse, eval::evaluation_options o = {}) {
+    eval::evaluation gate_of(bool reuse, eval::evaluation_options o = {}, std::vector<fs::path> leave_out = {}) {
         o.bench = false;
         return backend::blackbox::evaluate(eval::evaluation_context{*m_spec, m_candidate, o, m_runner, m_dir.path() / "cache",
-                                                                    m_scratch, m_dir.path() / "state", reuse});
+                                                                    m_scratch, m_dir.path() / "state", reuse, leave_out});
     }
 };
 
@@ -499,6 +499,37 @@ TEST_F(GateReuseTest, AGreenGateStandsInOnlyForTheSameBytesCommandAndEnvironment
     o.timeout_s = 77;  // a different timeout is a different gate
     (void)gate_of(true, o);
     EXPECT_EQ(m_gates, 4);
+}
+
+TEST_F(GateReuseTest, AProposalInTheRepositoryIsLeftOutOfTheCopiesSoTheBaseStillMatches) {
+    (void)gate_of(false);  // v0 at init: no proposal yet
+    EXPECT_EQ(m_gates, 1);
+    // The iteration's proposal, where kloop's hint puts it: at the repository's root.
+    const fs::path proposal = m_repo / "optimization_proposal.md";
+    write_file_atomic(proposal, "Direction: x\n");
+    auto ev = gate_of(true, {}, {proposal});
+    EXPECT_EQ(m_gates, 1);
+    EXPECT_TRUE(ev.repository->gate.front().reused);
+    (void)gate_of(true);  // not left out, it is a repository file like any other: the bytes differ
+    EXPECT_EQ(m_gates, 2);
+}
+
+TEST_F(GateReuseTest, TheTargetAndTheFrozenFilesAreCopiedWhateverIsLeftOut) {
+    // Every copy the gate ran in held the test file and the candidate at the target.
+    std::vector<std::string> missing;
+    bool left_out_bench = false;
+    m_runner.gate = [&](const platform::process_request& req) {
+        ++m_gates;
+        const fs::path copy = req.cwd;
+        for (const char* f : {"tests/test_op.py", "ops/kernel.py"})
+            if (!fs::exists(copy / f)) missing.push_back(f);
+        left_out_bench = !fs::exists(copy / "bench.py");
+        return scripted{0, "....\n4 passed in 0.10s\n", ""};
+    };
+    (void)gate_of(false, {}, {m_repo / "tests" / "test_op.py", m_repo / "ops" / "kernel.py", m_repo / "bench.py"});
+    EXPECT_EQ(m_gates, 1);
+    EXPECT_TRUE(missing.empty()) << missing.front();
+    EXPECT_TRUE(left_out_bench);  // any other file is left out as asked
 }
 
 TEST_F(GateReuseTest, RedAndPartialGatesAreNeverReused) {
