@@ -1,4 +1,4 @@
-// sgla_bwd.cuh: the backward of FLA's chunk_simple_gla in CUDA, dense and varlen, in four kernels on
+// sgla_bwd.cuh: the backward of FLA's chunk_simple_gla in CUDA, dense and varlen, in three kernels on
 // the worker's stream (and the state walk a chunk-parallel forward reuses). Included by
 // versions/v2_cuda.cu and versions/v3_cuda.cu.
 //
