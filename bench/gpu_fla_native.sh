@@ -19,6 +19,7 @@
 #   sgla_cuda2: versions/v2_cuda.cu (v1's forward and the CUDA backward), every mode, two held-out
 #   shapes each
 #   sgla_cuda2_ab: v2 against v0 in one A/B, every mode (v0's backward: FLA's fused_recurrent_bwd)
+#   sgla_cuda2_bwd_ab: the same, backward modes only (no forward autotuning of v0 on a cold cache)
 #   sgla_cuda3: versions/v3_cuda.cu (the split forward, v2's backward), its gate and bench, forward modes
 #   sgla_cuda3_ab: v3 against v2 in one A/B, forward modes (the fused forward against the split one)
 #   cache_out: kloop's Python build cache and JIT caches (Triton's, Inductor's) as OUT_DIR/kloop-cache.tgz.*
@@ -58,6 +59,8 @@ for step in $steps; do case $step in
                  --json-out "$out/sgla_cuda2.json" ;;
   sgla_cuda2_ab) run sgla_cuda2_ab ${BOX:-400} "$k" compare $s --candidate $s/versions/v2_cuda.cu --base $s/versions/v0_fla.py \
                  --json-out "$out/sgla_cuda2_ab.json" ;;
+  sgla_cuda2_bwd_ab) run sgla_cuda2_bwd_ab ${BOX:-300} "$k" compare $s --candidate $s/versions/v2_cuda.cu \
+                 --base $s/versions/v0_fla.py --mode bwd --mode bwd_varlen --json-out "$out/sgla_cuda2_bwd_ab.json" ;;
   sgla_cuda3) run sgla_cuda3 ${BOX:-300} "$k" verify $s --candidate $s/versions/v3_cuda.cu --mode fwd --mode fwd_varlen \
                  --held-out 2 --json-out "$out/sgla_cuda3.json" ;;
   sgla_cuda3_ab) run sgla_cuda3_ab ${BOX:-300} "$k" compare $s --candidate $s/versions/v3_cuda.cu --base $s/versions/v2_cuda.cu \
