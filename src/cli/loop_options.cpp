@@ -65,8 +65,7 @@ void add_runner_limit_options(CLI::App& sub, eval::evaluation_options& o) {
            "Data memory each CPU runner process may allocate (RLIMIT_DATA: the checker and the candidate's host, "
            "each), MiB; past it the candidate's allocation fails and it is rejected. 0: no limit. Default: three "
            "quarters of this machine's memory. CUDA runners and Python workers of a GPU op are not limited")
-        ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30))
-        ->default_str(std::to_string(o.max_memory_bytes >> 20));
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30));  // no default shown: it is this machine's
 }
 
 
