@@ -121,7 +121,8 @@ void evaluate_staged(staged_iteration& it, const contract& c, const fs::path& st
     // Black-box ops: stable copy paths, and the base's green gate reused on byte-identical inputs.
     ctx.state_dir = state_dir;
     ctx.reuse_base_gate = true;
-    ctx.leave_out = {fs::absolute(req.proposal)};  // a proposal in the repository is not the base's bytes
+    // A proposal in the repository is not the base's bytes (a Slurm sibling's task names none).
+    if (!req.proposal.empty()) ctx.leave_out = {fs::absolute(req.proposal)};
     // From here until the verdict the candidate runs: a kloop that dies meanwhile leaves the mark,
     // and the next command records this candidate as rejected (loop/evaluation_marker).
     auto marker = std::make_unique<evaluation_marker>(it.staging, r);
