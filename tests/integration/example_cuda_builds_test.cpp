@@ -1,9 +1,9 @@
 // Every CUDA version the examples ship (examples/*/versions/*.cu) builds with kloop's own build
 // path, as `kloop verify` builds it for the H200 — the op's backend (a CUDA op, or a Python op's
 // native candidate), its [build] flags and arch suffix, compute capability 9.0, its local headers
-// — on a machine without a GPU. A version an edit broke fails here, in CI, and not in a session on
+// — on a machine without a GPU. A version an edit broke fails here, in CI, and not on
 // the GPU machine. Each build prints what ptxas reports per kernel (registers, shared memory,
-// spills) and its compile time: the facts a GPU session starts from. Skipped without nvcc.
+// spills) and its compile time: the facts work on the GPU starts from. Skipped without nvcc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
