@@ -160,11 +160,19 @@ def chunked_forward(q, k, v, g, h0, scale, cu, varlen):
     return o
 
 
+def draw_inputs(r, lens, H, K, V, strong, rnd=lambda x: x):
+    """q, k, v, g, h0, do, dht and cu_seqlens for sequences of `lens` tokens; rnd rounds the
+    token tensors (bf16: as the kernels' inputs are)."""
+    Tt = sum(lens); cu = np.concatenate([[0], np.cumsum(lens)]).astype(int); N = len(lens)
+    q, k = rnd(r.normal(size=(Tt, H, K))), rnd(r.normal(size=(Tt, H, K)))
+    v, do = rnd(r.normal(size=(Tt, H, V))), rnd(r.normal(size=(Tt, H, V)))
+    x = r.normal(-8 if strong else 0, 3 if strong else 1, size=(Tt, H)); g = -np.log1p(np.exp(-x))
+    h0, dht = r.normal(size=(N, H, K, V)), r.normal(size=(N, H, K, V))
+    return q, k, v, g, h0, do, dht, cu
+
+
 def case(lens, H, K, V, varlen, strong):
-    Tt = sum(lens); cu = np.concatenate([[0], np.cumsum(lens)]).astype(int)
-    q, k = rng.normal(size=(Tt, H, K)), rng.normal(size=(Tt, H, K)); v, do = rng.normal(size=(Tt, H, V)), rng.normal(size=(Tt, H, V))
-    x = rng.normal(-8 if strong else 0, 3 if strong else 1, size=(Tt, H)); g = -np.log1p(np.exp(-x))
-    N = len(lens); h0, dht = rng.normal(size=(N, H, K, V)), rng.normal(size=(N, H, K, V))
+    q, k, v, g, h0, do, dht, cu = draw_inputs(rng, lens, H, K, V, strong)
     scale = 0.3
     a = naive(q, k, v, g, h0, do, dht, scale, cu); bb = chunked(q, k, v, g, h0, do, dht, scale, cu, varlen)
     for name, x1, x2 in zip(["dq", "dk", "dv", "dg", "dh0"], a, bb):
@@ -182,12 +190,7 @@ def case(lens, H, K, V, varlen, strong):
 def dg_errors_rounded(lens, H, K, V, varlen, strong):
     """dg's rel_rms against the fp64 recurrence with bf16 inputs, states and operands: (the kernels'
     per-chunk form, the sequence-long scan)."""
-    r = np.random.default_rng(1)
-    Tt = sum(lens); cu = np.concatenate([[0], np.cumsum(lens)]).astype(int); N = len(lens)
-    q, k = bf16(r.normal(size=(Tt, H, K))), bf16(r.normal(size=(Tt, H, K)))
-    v, do = bf16(r.normal(size=(Tt, H, V))), bf16(r.normal(size=(Tt, H, V)))
-    x = r.normal(-8 if strong else 0, 3 if strong else 1, size=(Tt, H)); g = -np.log1p(np.exp(-x))
-    h0, dht = r.normal(size=(N, H, K, V)), r.normal(size=(N, H, K, V))
+    q, k, v, g, h0, do, dht, cu = draw_inputs(np.random.default_rng(1), lens, H, K, V, strong, bf16)
     scale = K ** -0.5
     ref = naive(q, k, v, g, h0, do, dht, scale, cu)[3]
     return tuple(rel_rms(ref, chunked(q, k, v, g, h0, do, dht, scale, cu, varlen, rounded=True, dg_over=f)[3])

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -15,12 +14,12 @@
 
 #include "backend/backend.hpp"
 #include "backend/cuda/cuda_backend.hpp"
-#include "backend/cuda/nvcc_builder.hpp"
 #include "backend/cuda/ptxas_report.hpp"
 #include "eval/evaluator.hpp"
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
 #include "spec/spec_loader.hpp"
+#include "support/nvcc_installed.hpp"
 
 namespace fs = std::filesystem;
 
@@ -50,17 +49,12 @@ std::string test_name(const ::testing::TestParamInfo<example_version>& info) {
     return s;
 }
 
-bool nvcc_available() {
-    const std::string nvcc = kloop::backend::cuda::default_nvcc();
-    return nvcc.find('/') != std::string::npos || std::system("command -v nvcc >/dev/null 2>&1") == 0;
-}
-
 class ExampleCudaBuildTest : public ::testing::TestWithParam<example_version> {};
 
 }  // namespace
 
 TEST_P(ExampleCudaBuildTest, BuildsForTheH200) {
-    if (!nvcc_available()) GTEST_SKIP() << "nvcc not installed";
+    if (!kloop::testing::nvcc_installed()) GTEST_SKIP() << "nvcc not installed";
     const auto& p = GetParam();
     const auto spec = kloop::spec::load_op_spec(p.op_toml);
     const auto sources = kloop::eval::candidate_sources(spec, p.source);

@@ -352,18 +352,24 @@ __global__ void __launch_bounds__(kThreads, 1)
     mask_decay_store(accP, scr, Gs, scale, Lc, rb0, cb, lane, Ms, LDA, true);
 
     auto scale_rows = [&](FragAcc& acc, const float* rows) { scale_block_rows(acc, scr, rows, lane); };
+    // This lane's part of x_i . block_i for the fp32 block in the warp's scratch (rows ri*16 ..,
+    // columns col0 ..; x: the q or k rows): row lane / 2, the half lane % 2 of its 16 columns.
+    auto row_dot_part = [&](const bf16* x, int ri, int col0) {
+        const int r = lane / 2, half = (lane % 2) * 8;
+        float part = 0.f;
+#pragma unroll
+        for (int c = 0; c < 8; ++c)
+            part += scr[r * 16 + half + c] * __bfloat162float(x[(ri * 16 + r) * LDK + col0 + half + c]);
+        return part;
+    };
     // Stores a finished block as bf16 (store_block_bf16); with `x` (the q or k rows) adds
     // sign * x_i . out_i to w_i from the fp32 values.
     auto store_block = [&](const FragAcc& acc, int ri, bf16* out, int width, int col0, const bf16* x, float sign) {
         store_block_bf16(acc, scr, ri, Lc, t0, H, h, width, static_cast<size_t>(col0), out, lane);
         if (x != nullptr) {
-            const int r = lane / 2, half = (lane % 2) * 8;
-            float part = 0.f;
-#pragma unroll
-            for (int c = 0; c < 8; ++c)
-                part += scr[r * 16 + half + c] * __bfloat162float(x[(ri * 16 + r) * LDK + col0 + half + c]);
+            float part = row_dot_part(x, ri, col0);
             part += __shfl_xor_sync(0xffffffffu, part, 1);
-            if (lane % 2 == 0) atomicAdd(ws + ri * 16 + r, sign * part);
+            if (lane % 2 == 0) atomicAdd(ws + ri * 16 + lane / 2, sign * part);
         }
         __syncwarp();
     };
@@ -439,13 +445,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
                 scale_rows(acc, rows + ri * 16);
                 if (pass == 1) {  // the warp's scratch holds dk^inter for the block in fp32: k . it
-                    const int r = lane / 2, half = (lane % 2) * 8;
-                    float part = 0.f;
-#pragma unroll
-                    for (int c = 0; c < 8; ++c)
-                        part += scr[r * 16 + half + c] *
-                                __bfloat162float(ks[(ri * 16 + r) * LDK + kt * 64 + cb * 16 + half + c]);
-                    part = warp_sum(part);
+                    const float part = warp_sum(row_dot_part(ks, ri, kt * 64 + cb * 16));
                     if (lane == 0) atomicAdd(kdk, part);
                     __syncwarp();
                 }

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "platform/file_io.hpp"
 #include "platform/subprocess.hpp"
+#include "support/nvcc_installed.hpp"
 
 namespace fs = std::filesystem;
 namespace kp = kloop::platform;
@@ -228,11 +229,8 @@ TEST_F(NvccBuilderTest, MissingNvccIsAUsageError) {
 // With the real toolkit: a .cu that dlopens (the library needs only libcudart's symbols it
 // links statically, so it loads on a machine without a GPU) and a real ptxas report.
 TEST_F(NvccBuilderTest, RealNvccWhenInstalled) {
+    if (!kloop::testing::nvcc_installed()) GTEST_SKIP() << "nvcc not installed";
     const std::string nvcc = kc::default_nvcc();
-    if (nvcc.find('/') == std::string::npos) {
-        // default_nvcc() returns a bare "nvcc" only when it is on PATH or nowhere.
-        if (std::system("command -v nvcc >/dev/null 2>&1") != 0) GTEST_SKIP() << "nvcc not installed";
-    }
     auto r = request();
     r.compiler = nvcc;
     r.source = fs::path(KLOOP_TEST_SOURCE_DIR) / "tests/data/ptxas/basic.cu";
