@@ -5,6 +5,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/python/python_backend.hpp"
+#include "backend/python/python_package_dir.hpp"
 #include "platform/paths.hpp"
 
 namespace kloop::backend {
@@ -15,7 +16,7 @@ void op_backend::require_support(const spec::op_spec& spec) const {
 
 std::vector<std::filesystem::path> op_include_dirs(const spec::op_spec& spec) {
     std::vector<std::filesystem::path> dirs;
-    for (const auto& d : spec.build.include_dirs) dirs.push_back(spec.op_dir / d);
+    for (const auto& d : spec.build.include_dirs) dirs.push_back(python::resolve_include_dir(spec, d));
     return dirs;
 }
 

@@ -121,7 +121,9 @@ public:
     [[nodiscard]] virtual std::string profile_unavailable(const spec::op_spec& spec) const;
 };
 
-// The spec's [build] include_dirs, relative to the op directory, made absolute.
+// The spec's [build] include_dirs in op.toml's order, absolute: a plain one under the op
+// directory, a package one where the op's interpreter finds the package (python_package_dir.hpp;
+// throws kloop::spec_error naming the entry when it cannot).
 [[nodiscard]] std::vector<std::filesystem::path> op_include_dirs(const spec::op_spec& spec);
 
 // The one table. The op's backend: blackbox for [op] mode = "blackbox", else its language's.

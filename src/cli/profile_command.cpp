@@ -36,7 +36,7 @@ class profile_command final : public command_base {
 protected:
     void do_declare(CLI::App& sub) override {
         sub.add_option("op-dir", m_op_dir, "Op directory holding op.toml (or the op.toml itself)")->required();
-        sub.add_option("--candidate", m_candidate, "Candidate source file (.cu)")->required();
+        sub.add_option("--candidate", m_candidate, "Candidate source file (.cu; a GPU Python op's .py or .cu)")->required();
         sub.add_option("--mode", m_modes, "Mode to profile (repeatable; default: every mode in the spec)");
         sub.add_option("--shape", m_shape, "Bench shape to profile (default: per mode, the bench shape with the most spec bytes)");
         sub.add_option("--set", m_sets,
@@ -52,6 +52,7 @@ protected:
             ->check(seconds_option())
             ->capture_default_str();
         add_runner_limit_options(sub, m_limits);
+        add_held_out_option(sub, m_limits);
         sub.add_flag("--no-gate", m_no_gate, "Profile without gating first (no census names: the profiler range alone selects the kernels)");
         sub.add_flag("--json", m_json, "Print profile_summary.json instead of the Markdown summary");
     }

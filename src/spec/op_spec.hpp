@@ -71,9 +71,21 @@ struct shape_spec {
     int line = 0;
 };
 
+// One [build] include_dirs entry: a directory relative to the op directory ("include"), or one
+// inside an installed Python package, { python_package = "cutlass_library", path =
+// "source/include" } (CUTLASS's headers from the PyPI package nvidia-cutlass), found at build time
+// by the op's interpreter (backend/python/python_package_dir.hpp).
+struct include_dir {
+    std::string path;            // plain: absolute; package: relative to the package's directory
+    std::string python_package;  // "" = a plain directory; else a top-level package name
+    int line = 0;                // its line in op.toml
+    std::string field;           // "build.include_dirs[1]", for errors
+    friend bool operator==(const include_dir&, const include_dir&) = default;
+};
+
 struct build_settings {
     std::vector<std::string> flags;        // extra compiler flags (candidate and reference)
-    std::vector<std::string> include_dirs; // absolute (written relative to the op directory)
+    std::vector<include_dir> include_dirs; // in op.toml's order (-I order)
     std::string arch_suffix;               // cuda: "" (sm_90) | "a" (sm_90a) | "f"; appended to the device's sm_XY
 };
 

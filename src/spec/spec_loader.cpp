@@ -758,12 +758,44 @@ private:
                 m_spec.build.flags.push_back(flag);
             }
         if (const toml::node* d = find(build, "include_dirs")) {
-            const auto dirs = read_string_list(*d, "build.include_dirs");
-            for (std::size_t i = 0; i < dirs.size(); ++i)
-                m_spec.build.include_dirs.push_back(
-                    read_relative_path(dirs[i].first, dirs[i].second, index("build.include_dirs", i), true)
-                        .string());
+            const toml::array& arr = read_array(*d, "build.include_dirs");
+            for (std::size_t i = 0; i < arr.size(); ++i)
+                m_spec.build.include_dirs.push_back(read_include_dir(*arr.get(i), index("build.include_dirs", i)));
         }
+    }
+
+    // "include" (relative to the op directory, must exist) or { python_package = "NAME", path =
+    // "sub/dir" }: NAME a top-level package (found without importing it, so no dots), path
+    // relative inside it; both are checked when a build needs them, by the op's interpreter.
+    spec::include_dir read_include_dir(const toml::node& n, const std::string& field) const {
+        spec::include_dir d;
+        d.line = line_of(n);
+        d.field = field;
+        if (n.is_string()) {
+            d.path = read_relative_path(n.as_string()->get(), d.line, field, true).string();
+            return d;
+        }
+        if (!n.is_table())
+            fail(d.line, field,
+                 "must be a directory (a string relative to the op directory) or a table such as "
+                 "{ python_package = \"cutlass_library\", path = \"source/include\" }, got " + type_name(n));
+        const toml::table& t = *n.as_table();
+        check_keys(t, field, {"python_package", "path"});
+        const auto package = optional_string(t, field, "python_package");
+        if (!package) fail(d.line, field + ".python_package", "missing required field 'python_package'");
+        if (!is_c_identifier(*package))
+            fail(d.line, field + ".python_package",
+                 "'" + *package + "' is not a top-level package name ([A-Za-z_][A-Za-z0-9_]*; a dotted name "
+                 "would import its parent to be found)");
+        d.python_package = *package;
+        const std::string rel = optional_string(t, field, "path").value_or("");
+        const fs::path p = fs::path(rel).lexically_normal();
+        if (fs::path(rel).is_absolute() || (!p.empty() && *p.begin() == ".."))
+            fail(d.line, field + ".path", "'" + rel + "' must be a path inside the package's directory");
+        std::string inside = p.generic_string();
+        while (!inside.empty() && inside.back() == '/') inside.pop_back();
+        d.path = inside == "." ? std::string() : inside;
+        return d;
     }
 
     // ---- [dims] -------------------------------------------------------------------------

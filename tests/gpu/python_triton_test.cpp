@@ -23,6 +23,7 @@
 #include "integration/kloop_process.hpp"
 #include "integration/local_file_loop.hpp"
 #include "platform/file_io.hpp"
+#include "platform/preflight.hpp"
 #include "platform/subprocess.hpp"
 
 using kloop::testing::check_status;
@@ -205,9 +206,31 @@ TEST(TritonCompareTest, TwoVersionsAreTimedInterleaved) {
     }
 }
 
+// Nsight Compute on a Triton candidate: the worker runs under ncu, one call in the profiler range,
+// and the capture holds the Triton kernel of that call (by the name Triton gave it).
+TEST(TritonProfileTest, NcuCapturesTheTritonKernelOfOneCall) {
+    if (kloop::platform::find_tool("ncu").empty()) GTEST_SKIP() << "no ncu on this machine";
+    kloop::platform::scoped_temp_dir out("kloop-gpu-triton-profile");
+    const auto r = run({"profile", example(), "--candidate", example() + "/versions/v1_fused.py", "--mode", "fwd",
+                        "--set", "targeted", "--held-out", "0", "--out", out.path().string(), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    ASSERT_TRUE(r.record.is_object()) << r.out;
+    ASSERT_EQ(r.record.at("captures").size(), 1u) << r.record.dump(1);
+    const auto& cap = r.record.at("captures")[0];
+    EXPECT_EQ(cap.at("status"), "captured") << cap.dump(1);
+    const auto argv = cap.at("ncu_argv").get<std::vector<std::string>>();
+    EXPECT_NE(std::find(argv.begin(), argv.end(), "--clock-control"), argv.end());
+    bool fwd_kernel = false;
+    for (const auto& k : cap.at("summary").at("kernels")) {
+        std::printf("kernel %s\n", k.dump().c_str());
+        fwd_kernel = fwd_kernel || k.dump().find("_fwd_kernel") != std::string::npos;
+    }
+    EXPECT_TRUE(fwd_kernel) << cap.at("summary").dump(1);
+}
+
 // The loop with a Triton op on the GPU: init on v0, iterate to v1, best. In a scratch git
-// repository (the loop commits each iteration). The Python op is not profiled (n/a), so `best`
-// needs no --allow-unprofiled.
+// repository (the loop commits each iteration). The Python op on the GPU is profiled as a CUDA op
+// is (docs/profiling.md, "Python ops"): where ncu runs, `best` holds v1 to the full-profile rule.
 TEST(TritonLoopTest, InitIterateAndBestOnTheGpu) {
     kloop::platform::scoped_temp_dir tmp("kloop-gpu-triton-loop");
     const auto repo = tmp.path() / "repo";

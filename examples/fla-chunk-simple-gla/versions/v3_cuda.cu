@@ -12,7 +12,7 @@
 //      memory, q h_c and A' v on bf16 tensor cores.
 // Same chunk slots, scratch pool and mask-before-exp as the backward (no exp of a positive
 // number). Smem of the output kernel: K = 64 55 KB, 128 80 KB (two CTAs an SM), 256 131 KB.
-#include "sgla_bwd.cuh"
+#include "sgla_split_fwd.cuh"
 
 namespace sgla_v3 {
 
@@ -129,45 +129,17 @@ int launch_out(const FwdArgs& f, const bf16* hs, int64_t nslots, int NT) {
     return cudaGetLastError() == cudaSuccess ? KL_OK : KL_ERR_LAUNCH;
 }
 
-inline int fwd(const kl_args* a, bool varlen) {
-    FwdArgs f{};
-    if (const int rc = fwd_args(a, varlen, f); rc != KL_OK || f.N == 0) return rc;
-    const int64_t NT = (f.T + BT - 1) / BT;
-    const int64_t nslots = chunk_slots(varlen, f.B, f.T, f.N);
-    if (nslots > 0x7fffffff) return KL_ERR_UNSUPPORTED;
-    const int64_t per = f.H * f.K * f.V;
-    keep_pool_memory();
-    void* buf = nullptr;
-    // At least one byte: T = 0 walks no chunk (ht = h0) and launches no output CTA.
-    const size_t bytes = static_cast<size_t>(nslots > 0 ? nslots : 1) * static_cast<size_t>(per) * sizeof(bf16);
-    if (cudaMallocAsync(&buf, bytes, f.stream) != cudaSuccess) return KL_ERR_LAUNCH;
-    auto* hs = static_cast<bf16*>(buf);
-    const int Ti = static_cast<int>(f.T), Hi = static_cast<int>(f.H), Vi = static_cast<int>(f.V),
-              Ni = static_cast<int>(f.N), NTi = static_cast<int>(NT);
-    const int64_t ctas64 = (f.V / 64) * f.H * f.N;
-    const int bv = 2 * ctas64 <= static_cast<int64_t>(sm_count()) * (f.K == 256 ? 1 : 2) ? 32 : 64;
-    int rc = KL_OK;
-    switch (f.K) {
-        case 64:
-            rc = walk<64, false>(bv, f.k, f.v, f.g, f.h0, f.cu, hs, f.ht, Ti, Hi, Vi, Ni, NTi, f.scale, f.stream);
-            if (rc == KL_OK) rc = launch_out<64>(f, hs, nslots, NTi);
-            break;
-        case 128:
-            rc = walk<128, false>(bv, f.k, f.v, f.g, f.h0, f.cu, hs, f.ht, Ti, Hi, Vi, Ni, NTi, f.scale, f.stream);
-            if (rc == KL_OK) rc = launch_out<128>(f, hs, nslots, NTi);
-            break;
-        default:
-            rc = walk<256, false>(bv, f.k, f.v, f.g, f.h0, f.cu, hs, f.ht, Ti, Hi, Vi, Ni, NTi, f.scale, f.stream);
-            if (rc == KL_OK) rc = launch_out<256>(f, hs, nslots, NTi);
-            break;
+// The output pass for the split forward (sgla_split_fwd.cuh).
+struct WmmaOut {
+    template <int K>
+    static int launch(const FwdArgs& f, const bf16* hs, int64_t nslots, int NT) {
+        return launch_out<K>(f, hs, nslots, NT);
     }
-    if (cudaFreeAsync(buf, f.stream) != cudaSuccess && rc == KL_OK) rc = KL_ERR_LAUNCH;
-    return rc;
-}
+};
 
 }  // namespace sgla_v3
 
-extern "C" int chunk_simple_gla_fwd(const kl_args* a) { return sgla_v3::fwd(a, false); }
-extern "C" int chunk_simple_gla_fwd_varlen(const kl_args* a) { return sgla_v3::fwd(a, true); }
+extern "C" int chunk_simple_gla_fwd(const kl_args* a) { return sgla_split::fwd<sgla_v3::WmmaOut>(a, false); }
+extern "C" int chunk_simple_gla_fwd_varlen(const kl_args* a) { return sgla_split::fwd<sgla_v3::WmmaOut>(a, true); }
 extern "C" int chunk_simple_gla_bwd(const kl_args* a) { return sgla_v2::bwd(a, false); }
 extern "C" int chunk_simple_gla_bwd_varlen(const kl_args* a) { return sgla_v2::bwd(a, true); }

@@ -94,6 +94,17 @@ public:
         return {numeric_flags_check(sessions)};
     }
 
+    // Nsight Compute profiles the worker itself (a fresh interpreter under ncu, never the fork
+    // server: launch() above): its profile phase makes exactly one candidate call inside
+    // cudaProfilerStart/Stop, so Triton's kernels, a native candidate's and any ATen glue are
+    // captured as a CUDA op's are. Only an op that says it runs on the GPU: with "auto" the worker
+    // picks the device at run time, and "cpu" has no kernels to capture.
+    [[nodiscard]] std::string profile_unavailable(const spec::op_spec& spec) const override {
+        if (spec.python.device == "cuda") return {};
+        return "profiling a Python op needs [python] device = \"cuda\" (this op's is \"" + spec.python.device +
+               "\": its tensors may live on the host, where Nsight Compute has nothing to capture)";
+    }
+
     // Torch tensors on CUDA: the worker flushes 2 x the GPU's L2 per sample.
     [[nodiscard]] bool timed_on_gpu(const eval::build_summary& b) const override {
         return b.target.rfind("torch-cuda", 0) == 0;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "backend/backend.hpp"
+#include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
+#include "platform/file_io.hpp"
 #include "platform/paths.hpp"
 
 namespace kb = kloop::backend;
@@ -18,7 +20,7 @@ ks::op_spec spec_of(ks::backend_kind kind) {
     s.name = "op";
     s.backend = kind;
     s.op_dir = "/op";
-    s.build.include_dirs = {"include"};
+    s.build.include_dirs = {ks::include_dir{"/op/include", "", 1, "build.include_dirs[0]"}};
     return s;
 }
 
@@ -85,14 +87,22 @@ TEST(BackendTableTest, TimedOnAGpuIsTheBackendsAnswer) {
     EXPECT_FALSE(kb::backend_for(ks::backend_kind::python).timed_on_gpu(b));
 }
 
-TEST(BackendTableTest, OnlyCudaCanBeProfiledAndTheOthersSayWhy) {
+TEST(BackendTableTest, CudaAndGpuPythonOpsCanBeProfiledAndTheOthersSayWhy) {
     const auto cuda = spec_of(ks::backend_kind::cuda);
     EXPECT_EQ(kb::backend_for(cuda).profile_unavailable(cuda), "");
-    for (auto k : {ks::backend_kind::cpu, ks::backend_kind::python}) {
-        const auto s = spec_of(k);
-        const auto why = kb::backend_for(s).profile_unavailable(s);
-        EXPECT_NE(why.find("needs a CUDA candidate"), std::string::npos) << why;
-        EXPECT_NE(why.find(ks::to_string(k)), std::string::npos) << why;
+    const auto cpu = spec_of(ks::backend_kind::cpu);
+    const auto why_cpu = kb::backend_for(cpu).profile_unavailable(cpu);
+    EXPECT_NE(why_cpu.find("needs a CUDA candidate"), std::string::npos) << why_cpu;
+    EXPECT_NE(why_cpu.find("cpu"), std::string::npos) << why_cpu;
+    // A Python op on the GPU: its worker runs under ncu (Triton's kernels, a native candidate's).
+    auto py = spec_of(ks::backend_kind::python);
+    py.python.device = "cuda";
+    EXPECT_EQ(kb::backend_for(py).profile_unavailable(py), "");
+    for (const char* device : {"auto", "cpu"}) {
+        py.python.device = device;
+        const auto why = kb::backend_for(py).profile_unavailable(py);
+        EXPECT_NE(why.find("[python] device = \"cuda\""), std::string::npos) << why;
+        EXPECT_NE(why.find(std::string("\"") + device + "\""), std::string::npos) << why;
     }
 }
 
@@ -105,6 +115,30 @@ TEST(BackendTableTest, NativeHeadersMayComeFromKloopsAbiInEveryBackend) {
         EXPECT_EQ(dirs[0], std::filesystem::path("/op/include"));
         EXPECT_EQ(dirs[1], kloop::platform::abi_include_dir());
     }
+}
+
+// Under Nsight Compute (a wrapper in front): the worker is a fresh interpreter that ncu starts, never
+// a request to the fork server (whose processes ncu would not see), on the GPU.
+TEST(BackendTableTest, AWrappedPythonJobRunsTheWorkerUnderTheWrapper) {
+    kloop::platform::scoped_temp_dir dir("kloop-backend-wrapped");
+    kloop::backend::python::library_manifest m;
+    m.role = "candidate";
+    m.source = dir.path() / "kernel.py";
+    m.snapshot = dir.path() / "kernel.py";
+    m.module = "kernel";
+    m.interpreter = "/usr/bin/python3";
+    m.worker_dir = dir.path();
+    m.device = "cuda";
+    kloop::platform::write_file_atomic(dir.path() / "manifest.json", kloop::backend::python::to_json(m).dump());
+    auto job = job_on("python", "python");
+    job.candidate_lib = (dir.path() / "manifest.json").string();
+    kloop::platform::process_request req;
+    req.argv = {"/opt/ncu", "--profile-from-start", "off"};
+    kb::backend_for(ks::backend_kind::python).launch(req, kb::launch_inputs{job, "/s/j.json", "/s/e.jsonl", true, 0});
+    const std::vector<std::string> expected = {"/opt/ncu", "--profile-from-start", "off", "/usr/bin/python3", "-m",
+                                               "kloop_worker", "--job", "/s/j.json", "--events", "/s/e.jsonl"};
+    EXPECT_EQ(req.argv, expected);
+    for (const auto& a : req.argv) EXPECT_EQ(a.find("fork_client"), std::string::npos) << a;
 }
 
 TEST(BackendTableTest, APythonJobStartsTheWorkerNotARunnerBinary) {

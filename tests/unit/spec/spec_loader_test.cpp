@@ -225,7 +225,22 @@ TEST_F(SpecLoaderTest, OptionalFields) {
     EXPECT_EQ(s.fixed_seeds[1], 12u);
     EXPECT_EQ(s.frozen.size(), 3u);  // listed duplicates of op.toml and the reference collapse
     EXPECT_EQ(s.build.flags, (std::vector<std::string>{"-O2"}));
-    EXPECT_EQ(s.build.include_dirs, (std::vector<std::string>{(dir() / "include").string()}));
+    ASSERT_EQ(s.build.include_dirs.size(), 1u);
+    EXPECT_EQ(s.build.include_dirs[0].path, (dir() / "include").string());
+    EXPECT_EQ(s.build.include_dirs[0].python_package, "");
+    EXPECT_EQ(s.build.include_dirs[0].field, "build.include_dirs[0]");
+    // A directory inside an installed Python package: kept as written, found at build time.
+    const op_spec p = load(make_spec({}, "[build]\ninclude_dirs = [\"include\", "
+                                         "{ python_package = \"cutlass_library\", path = \"./source/include/\" }, "
+                                         "{ python_package = \"cute_pkg\" }]\n"));
+    ASSERT_EQ(p.build.include_dirs.size(), 3u);
+    EXPECT_EQ(p.build.include_dirs[0].path, (dir() / "include").string());
+    EXPECT_EQ(p.build.include_dirs[1].python_package, "cutlass_library");
+    EXPECT_EQ(p.build.include_dirs[1].path, "source/include");
+    EXPECT_EQ(p.build.include_dirs[1].line, 32);
+    EXPECT_EQ(p.build.include_dirs[1].field, "build.include_dirs[1]");
+    EXPECT_EQ(p.build.include_dirs[2].python_package, "cute_pkg");
+    EXPECT_EQ(p.build.include_dirs[2].path, "");
     EXPECT_TRUE(s.candidate.files.empty());
     // [candidate] files: paths relative to the candidate's directory, normalised; not required to exist here.
     const op_spec c = load(make_spec({}, "[candidate]\nfiles = [\"./tiles.cuh\", \"configs/\", \"a/../b.h\"]\n"));
@@ -487,6 +502,24 @@ const bad_spec bad_specs[] = {
     {"a misspelt [candidate] field",
      {}, "[candidate]\nfile = [\"x.h\"]\n",
      "candidate.file", 32, "did you mean 'files'?"},
+    {"an include dir that is neither a string nor a table",
+     {}, "[build]\ninclude_dirs = [3]\n",
+     "build.include_dirs[0]", 32, "must be a directory (a string relative to the op directory) or a table"},
+    {"a package include dir without its package",
+     {}, "[build]\ninclude_dirs = [{ path = \"include\" }]\n",
+     "build.include_dirs[0].python_package", 32, "missing required field 'python_package'"},
+    {"a dotted package name",
+     {}, "[build]\ninclude_dirs = [{ python_package = \"cutlass.library\" }]\n",
+     "build.include_dirs[0].python_package", 32, "'cutlass.library' is not a top-level package name"},
+    {"a package include dir leaving the package",
+     {}, "[build]\ninclude_dirs = [{ python_package = \"cutlass_library\", path = \"source/../../x\" }]\n",
+     "build.include_dirs[0].path", 32, "must be a path inside the package's directory"},
+    {"an absolute path inside a package",
+     {}, "[build]\ninclude_dirs = [{ python_package = \"cutlass_library\", path = \"/usr/include\" }]\n",
+     "build.include_dirs[0].path", 32, "must be a path inside the package's directory"},
+    {"a misspelt package include field",
+     {}, "[build]\ninclude_dirs = [{ package = \"cutlass_library\" }]\n",
+     "build.include_dirs[0].package", 32, "unknown field"},
 };
 // clang-format on
 
