@@ -8,7 +8,7 @@
 # status and wall time a line of steps.txt, where its wall time went STEP.op_times.jsonl
 # (KLOOP_OP_TIMES, docs/measurement.md).
 #
-#   bench/gpu_fla_native.sh KLOOP OUT_DIR [STEPS]     # fla-core importable (PYTHONPATH)
+#   bench/gpu_fla_native.sh KLOOP OUT_DIR [STEPS]     # fla-core and nvidia-cutlass importable (PYTHONPATH)
 #
 # STEPS (default all): ref sgla_cold sgla_warm sgla_listed gla_cold gla_warm broken cache_out
 #   sgla_listed: warm, the listed shapes only (--held-out 0): a held-out shape is new to FLA's
@@ -22,6 +22,13 @@
 #   sgla_cuda2_bwd_ab: the same, backward modes only (no forward autotuning of v0 on a cold cache)
 #   sgla_cuda3: versions/v3_cuda.cu (the split forward, v2's backward), its gate and bench, forward modes
 #   sgla_cuda3_ab: v3 against v2 in one A/B, forward modes (the fused forward against the split one)
+#   sgla_cuda2_bwd: v2's backward through the gate only (bwd modes, listed shapes)
+#   sgla_cuda4: versions/v4_cuda.cu (v3 with the output pass on wgmma, CuTe from nvidia-cutlass on
+#   PYTHONPATH), the gate of the forward modes, two held-out shapes each
+#   sgla_cuda4_prof: v4's forward at B1_T8192_H96_D128 under Nsight Compute (targeted), without a
+#   gate (sgla_cuda4 gated it): the Python op's profile path, one captured call
+#   sgla_cuda4_ab: v4 against v3 in one A/B, dense forward (the output pass alone differs)
+#   sgla_fla_prof: v0's forward (FLA's Triton: chunk_fwd_h, chunk_fwd_o) at the same shape, targeted
 #   cache_out: kloop's Python build cache and JIT caches (Triton's, Inductor's) as OUT_DIR/kloop-cache.tgz.*
 #   (15 MiB parts); with KLOOP_CACHE_TGZ=PREFIX set, the parts PREFIX.* are unpacked into the cache
 #   first (a later machine starts warm).
@@ -65,5 +72,15 @@ for step in $steps; do case $step in
                  --held-out 2 --json-out "$out/sgla_cuda3.json" ;;
   sgla_cuda3_ab) run sgla_cuda3_ab ${BOX:-300} "$k" compare $s --candidate $s/versions/v3_cuda.cu --base $s/versions/v2_cuda.cu \
                  --mode fwd --mode fwd_varlen --json-out "$out/sgla_cuda3_ab.json" ;;
+  sgla_cuda2_bwd) run sgla_cuda2_bwd ${BOX:-150} "$k" verify $s --candidate $s/versions/v2_cuda.cu --mode bwd \
+                 --mode bwd_varlen --no-bench --held-out 0 --json-out "$out/sgla_cuda2_bwd.json" ;;
+  sgla_cuda4) run sgla_cuda4 ${BOX:-150} "$k" verify $s --candidate $s/versions/v4_cuda.cu --mode fwd --mode fwd_varlen \
+                 --no-bench --held-out 2 --json-out "$out/sgla_cuda4.json" ;;
+  sgla_cuda4_prof) run sgla_cuda4_prof ${BOX:-120} "$k" profile $s --candidate $s/versions/v4_cuda.cu --mode fwd \
+                 --shape B1_T8192_H96_D128 --set targeted --no-gate --out "$out/sgla_cuda4_prof" ;;
+  sgla_cuda4_ab) run sgla_cuda4_ab ${BOX:-200} "$k" compare $s --candidate $s/versions/v4_cuda.cu --base $s/versions/v3_cuda.cu \
+                 --mode fwd --json-out "$out/sgla_cuda4_ab.json" ;;
+  sgla_fla_prof) run sgla_fla_prof ${BOX:-300} "$k" profile $s --candidate $s/versions/v0_fla.py --mode fwd \
+                 --shape B1_T8192_H96_D128 --set targeted --no-gate --out "$out/sgla_fla_prof" ;;
   cache_out) tar -cz -C "$cache" python python-jit | split -b 15M - "$out/kloop-cache.tgz." && du -ch "$out"/kloop-cache.tgz.* | tee -a "$out/steps.txt" ;;
 esac; done

@@ -1,7 +1,9 @@
 """The chunked CUDA kernels of examples/fla-chunk-simple-gla as a numpy model, in fp64, against the
 token-by-token recurrence of ref.py's docstring: the backward's three passes (sgla_bwd.cuh, used
-by v2 and v3: the state walk, the reverse walk, the per-chunk dq/dk/dv and dg) and v3's forward (the state walk, then o = diag(scale e^G) q h_c + A' v per
-chunk), with the kernels' chunk slots (dense n NT + c; varlen cu[n] // 64 + n + c, each slot
+by v2 and v3: the state walk, the reverse walk, the per-chunk dq/dk/dv and dg), v3's forward (the
+state walk, then o = diag(scale e^G) q h_c + A' v per chunk) and the forward that passes states
+between segments of several chunks (segmented_forward: one state per segment through memory,
+not one per chunk), with the kernels' chunk slots (dense n NT + c; varlen cu[n] // 64 + n + c, each slot
 written once). It holds the decomposition the kernels implement on the CPU — dense and varlen,
 empty and one-token sequences, ragged last chunks, strong decay (g about -8 a token: no exp of
 a positive number); the kernels themselves are gated on a GPU by `kloop verify`.
@@ -139,6 +141,17 @@ def naive_forward(q, k, v, g, h0, scale, cu):
     return o
 
 
+def naive_final_state(k, v, g, h0, cu):
+    ht = np.zeros_like(h0)
+    for n in range(len(cu) - 1):
+        for h in range(k.shape[1]):
+            S = h0[n, h].copy()
+            for t in range(cu[n], cu[n + 1]):
+                S = np.exp(g[t, h]) * S + np.outer(k[t, h], v[t, h])
+            ht[n, h] = S
+    return ht
+
+
 def chunked_forward(q, k, v, g, h0, scale, cu, varlen):
     """v3's forward: the state walk, then every chunk's o = diag(scale e^G) q h_c + A' v."""
     Tt, H, K = q.shape
@@ -158,6 +171,63 @@ def chunked_forward(q, k, v, g, h0, scale, cu, varlen):
                 o[t0:t0 + L, h] = scale * np.exp(G)[:, None] * (qc @ S) + (scale * dec * (qc @ kc.T)) @ vc
                 S = np.exp(G[-1]) * S + (kc * np.exp(G[-1] - G)[:, None]).T @ vc
     return o
+
+
+def segmented_forward(q, k, v, g, h0, scale, cu, varlen, S):
+    """The forward with states passed between segments of S chunks instead of between chunks, so
+    that only one state per segment (not per chunk) goes through memory:
+      1. per (sequence, segment, head), all at once: the segment's own contribution to the state
+         leaving it, U = sum_t exp(G_end - G_t) k_t^T v_t (G the cumsum from the segment's start;
+         walked chunk by chunk), and its decay a = exp(G_end);
+      2. per (sequence, head): the states entering the segments, E_0 = h0, E_{s+1} = a_s E_s + U_s;
+         ht = the last one;
+      3. per (sequence, segment, head), all at once: v1's fused walk over the segment's chunks from
+         E_s, writing o.
+    Segment slots: dense n NS + s (NS = ceil(ceil(T / 64) / S)); varlen cu[n] // (64 S) + n + s, each
+    written once (a sequence of len tokens spans at most floor(len / (64 S)) + 1 of them). Returns
+    (o, ht)."""
+    Tt, H, K = q.shape
+    V = v.shape[2]
+    N = len(cu) - 1
+    W = C * S  # tokens per segment
+    NS = (cu[1] - cu[0] + W - 1) // W if not varlen else 0
+    nseg = Tt // W + N + 1 if varlen else N * NS
+    U = np.full((nseg, H, K, V), np.nan)
+    A = np.full((nseg, H), np.nan)
+
+    def segments(n):
+        b, e = cu[n], cu[n + 1]
+        base = cu[n] // W + n if varlen else n * NS
+        return [(base + s, b + s * W, min(e, b + (s + 1) * W)) for s in range((e - b + W - 1) // W)]
+
+    for n in range(N):  # pass 1
+        for slot, b, e in segments(n):
+            for h in range(H):
+                assert np.isnan(A[slot, h]), "segment slot written twice"
+                Us, decay = np.zeros((K, V)), 1.0
+                for t0 in range(b, e, C):
+                    L = min(C, e - t0)
+                    G = np.cumsum(g[t0:t0 + L, h])
+                    Us = np.exp(G[-1]) * Us + (k[t0:t0 + L, h] * np.exp(G[-1] - G)[:, None]).T @ v[t0:t0 + L, h]
+                    decay *= np.exp(G[-1])
+                U[slot, h], A[slot, h] = Us, decay
+    o = np.full((Tt, H, V), np.nan)
+    ht = np.full((N, H, K, V), np.nan)
+    for n in range(N):  # passes 2 and 3
+        for h in range(H):
+            E = h0[n, h].copy()
+            for slot, b, e in segments(n):
+                Sx = E.copy()
+                for t0 in range(b, e, C):
+                    L = min(C, e - t0)
+                    G = np.cumsum(g[t0:t0 + L, h])
+                    qc, kc, vc = q[t0:t0 + L, h], k[t0:t0 + L, h], v[t0:t0 + L, h]
+                    dec = np.exp(np.minimum(G[:, None] - G[None, :], 0)) * np.tril(np.ones((L, L)))
+                    o[t0:t0 + L, h] = scale * np.exp(G)[:, None] * (qc @ Sx) + (scale * dec * (qc @ kc.T)) @ vc
+                    Sx = np.exp(G[-1]) * Sx + (kc * np.exp(G[-1] - G)[:, None]).T @ vc
+                E = A[slot, h] * E + U[slot, h]
+            ht[n, h] = E
+    return o, ht
 
 
 def draw_inputs(r, lens, H, K, V, strong, rnd=lambda x: x):
@@ -185,6 +255,11 @@ def case(lens, H, K, V, varlen, strong):
     assert not np.isnan(o2).any()
     err = np.sqrt(np.mean((o1 - o2) ** 2)) / np.sqrt(np.mean(o1 ** 2))
     assert err < 1e-10, ("o", err, lens, varlen, strong)
+    for S in (1, 2, 3):
+        o3, ht3 = segmented_forward(q, k, v, g, h0, scale, cu, varlen, S)
+        assert not np.isnan(o3).any() and not np.isnan(ht3).any(), ("segments", S)
+        assert rel_rms(o1, o3) < 1e-10, ("o by segments", S, rel_rms(o1, o3), lens, varlen, strong)
+        assert rel_rms(naive_final_state(k, v, g, h0, cu), ht3) < 1e-10, ("ht by segments", S, lens, varlen, strong)
 
 
 def dg_errors_rounded(lens, H, K, V, varlen, strong):

@@ -15,6 +15,16 @@ namespace sgla_split {
 using namespace sgla_v1;
 using namespace sgla_v2;
 
+// Launches an output kernel, whose parameters are v3's out_kernel's, on the forward's stream (the
+// caller has opted it in to its shared memory).
+template <typename Kern>
+int launch_out_kernel(Kern kernel, dim3 grid, int threads, size_t bytes, const FwdArgs& f, const bf16* hs, int NT) {
+    kernel<<<grid, threads, bytes, f.stream>>>(f.q, f.k, f.v, f.g, f.cu, hs, f.o, static_cast<int>(f.T),
+                                               static_cast<int>(f.H), static_cast<int>(f.V), static_cast<int>(f.N),
+                                               NT, f.scale);
+    return cudaGetLastError() == cudaSuccess ? KL_OK : KL_ERR_LAUNCH;
+}
+
 // Out: a type with `template <int K> static int launch(const FwdArgs&, const bf16* states,
 // int64_t slots, int NT)`, returning KL_OK or an error code.
 template <typename Out>

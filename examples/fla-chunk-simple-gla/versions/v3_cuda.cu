@@ -123,10 +123,8 @@ int launch_out(const FwdArgs& f, const bf16* hs, int64_t nslots, int NT) {
     static const bool ok = allow_smem(out_kernel<K>, bytes);
     if (!ok) return KL_ERR_LAUNCH;
     if (nslots <= 0) return KL_OK;
-    out_kernel<K><<<dim3(static_cast<unsigned>(nslots), static_cast<unsigned>(f.H)), kThreads, bytes, f.stream>>>(
-        f.q, f.k, f.v, f.g, f.cu, hs, f.o, static_cast<int>(f.T), static_cast<int>(f.H), static_cast<int>(f.V),
-        static_cast<int>(f.N), NT, f.scale);
-    return cudaGetLastError() == cudaSuccess ? KL_OK : KL_ERR_LAUNCH;
+    return sgla_split::launch_out_kernel(out_kernel<K>, dim3(static_cast<unsigned>(nslots), static_cast<unsigned>(f.H)),
+                                         kThreads, bytes, f, hs, NT);
 }
 
 // The output pass for the split forward (sgla_split_fwd.cuh).

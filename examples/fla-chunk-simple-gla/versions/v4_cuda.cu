@@ -182,10 +182,9 @@ struct WgmmaOut {
         if (nslots <= 0) return KL_OK;
         const int64_t ctas = nslots * (f.V / BVT);
         if (ctas > 0x7fffffff) return KL_ERR_UNSUPPORTED;
-        out_wg_kernel<K><<<dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(f.H)), kWgThreads, bytes, f.stream>>>(
-            f.q, f.k, f.v, f.g, f.cu, hs, f.o, static_cast<int>(f.T), static_cast<int>(f.H), static_cast<int>(f.V),
-            static_cast<int>(f.N), NT, f.scale);
-        return cudaGetLastError() == cudaSuccess ? KL_OK : KL_ERR_LAUNCH;
+        return sgla_split::launch_out_kernel(out_wg_kernel<K>,
+                                             dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(f.H)),
+                                             kWgThreads, bytes, f, hs, NT);
     }
 };
 

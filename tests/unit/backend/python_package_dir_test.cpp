@@ -45,14 +45,25 @@ fs::path make_site(const fs::path& root, const std::string& name) {
     return site;
 }
 
+// An op directory and a site directory on PYTHONPATH holding package `name`; the default
+// interpreter (no KLOOP_PYTHON).
+struct installed_package {
+    explicit installed_package(const std::string& name)
+        : site(make_site(dir.path(), name)), path("PYTHONPATH", site.string()), py("KLOOP_PYTHON", std::nullopt),
+          spec(spec_in(dir.path())) {}
+    kloop::platform::scoped_temp_dir dir{"kloop-pkg-dir"};
+    fs::path site;
+    scoped_env path, py;
+    ks::op_spec spec;
+};
+
 }  // namespace
 
 TEST(PythonPackageDirTest, FindsTheDirectoryInsideThePackageWithoutRunningIt) {
-    kloop::platform::scoped_temp_dir dir("kloop-pkg-dir");
-    const fs::path site = make_site(dir.path(), "kloop_pkg_found");
-    scoped_env path("PYTHONPATH", site.string());
-    scoped_env py("KLOOP_PYTHON", std::nullopt);
-    const auto spec = spec_in(dir.path());
+    const installed_package pkg("kloop_pkg_found");
+    const auto& dir = pkg.dir;
+    const auto& site = pkg.site;
+    const auto& spec = pkg.spec;
     EXPECT_EQ(fs::weakly_canonical(resolve_include_dir(spec, package_dir("kloop_pkg_found", "source/include"))),
               fs::weakly_canonical(site / "kloop_pkg_found" / "source" / "include"));
     EXPECT_EQ(fs::weakly_canonical(resolve_include_dir(spec, package_dir("kloop_pkg_found", ""))),
@@ -68,11 +79,10 @@ TEST(PythonPackageDirTest, APlainDirectoryIsTheOpDirectorysAndSpawnsNothing) {
 }
 
 TEST(PythonPackageDirTest, OpIncludeDirsKeepTheSpecsOrder) {
-    kloop::platform::scoped_temp_dir dir("kloop-pkg-dir");
-    const fs::path site = make_site(dir.path(), "kloop_pkg_order");
-    scoped_env path("PYTHONPATH", site.string());
-    scoped_env py("KLOOP_PYTHON", std::nullopt);
-    auto spec = spec_in(dir.path());
+    installed_package pkg("kloop_pkg_order");
+    const auto& dir = pkg.dir;
+    const auto& site = pkg.site;
+    auto& spec = pkg.spec;
     spec.build.include_dirs = {ks::include_dir{(dir.path() / "a").string(), "", 3, "build.include_dirs[0]"},
                                package_dir("kloop_pkg_order", "source/include"),
                                ks::include_dir{(dir.path() / "b").string(), "", 3, "build.include_dirs[2]"}};
@@ -84,11 +94,9 @@ TEST(PythonPackageDirTest, OpIncludeDirsKeepTheSpecsOrder) {
 }
 
 TEST(PythonPackageDirTest, EveryFailureNamesTheEntry) {
-    kloop::platform::scoped_temp_dir dir("kloop-pkg-dir");
-    const fs::path site = make_site(dir.path(), "kloop_pkg_errors");
-    scoped_env path("PYTHONPATH", site.string());
-    scoped_env py("KLOOP_PYTHON", std::nullopt);
-    const auto spec = spec_in(dir.path());
+    const installed_package pkg("kloop_pkg_errors");
+    const auto& dir = pkg.dir;
+    const auto& spec = pkg.spec;
     const auto error_of = [&](const ks::include_dir& d) -> kloop::spec_error {
         try {
             (void)resolve_include_dir(spec, d);
