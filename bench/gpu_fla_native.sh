@@ -28,6 +28,9 @@
 #   sgla_cuda4_prof: v4's forward at B1_T8192_H96_D128 under Nsight Compute (targeted), without a
 #   gate (sgla_cuda4 gated it): the Python op's profile path, one captured call
 #   sgla_cuda4_ab: v4 against v3 in one A/B, dense forward (the output pass alone differs)
+#   sgla_cuda5: versions/v5_cuda.cu (the segment-state forward on wgmma), the gate of the forward
+#   modes, two held-out shapes each
+#   sgla_cuda5_ab: v5 against v0 (FLA's Triton) in one A/B, forward modes: the goal's comparison
 #   sgla_fla_prof: v0's forward (FLA's Triton: chunk_fwd_h, chunk_fwd_o) at the same shape, targeted
 #   cache_out: kloop's Python build cache and JIT caches (Triton's, Inductor's) as OUT_DIR/kloop-cache.tgz.*
 #   (15 MiB parts); with KLOOP_CACHE_TGZ=PREFIX set, the parts PREFIX.* are unpacked into the cache
@@ -80,6 +83,10 @@ for step in $steps; do case $step in
                  --shape B1_T8192_H96_D128 --set targeted --no-gate --out "$out/sgla_cuda4_prof" ;;
   sgla_cuda4_ab) run sgla_cuda4_ab ${BOX:-200} "$k" compare $s --candidate $s/versions/v4_cuda.cu --base $s/versions/v3_cuda.cu \
                  --mode fwd --json-out "$out/sgla_cuda4_ab.json" ;;
+  sgla_cuda5) run sgla_cuda5 ${BOX:-150} "$k" verify $s --candidate $s/versions/v5_cuda.cu --mode fwd --mode fwd_varlen \
+                 --no-bench --held-out 2 --json-out "$out/sgla_cuda5.json" ;;
+  sgla_cuda5_ab) run sgla_cuda5_ab ${BOX:-400} "$k" compare $s --candidate $s/versions/v5_cuda.cu --base $s/versions/v0_fla.py \
+                 --mode fwd --mode fwd_varlen --json-out "$out/sgla_cuda5_ab.json" ;;
   sgla_fla_prof) run sgla_fla_prof ${BOX:-300} "$k" profile $s --candidate $s/versions/v0_fla.py --mode fwd \
                  --shape B1_T8192_H96_D128 --set targeted --no-gate --out "$out/sgla_fla_prof" ;;
   cache_out) tar -cz -C "$cache" python python-jit | split -b 15M - "$out/kloop-cache.tgz." && du -ch "$out"/kloop-cache.tgz.* | tee -a "$out/steps.txt" ;;

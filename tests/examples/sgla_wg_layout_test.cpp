@@ -1,10 +1,11 @@
-// What examples/fla-chunk-simple-gla's v4 assumes of its CuTe tiles and warpgroup MMAs
-// (versions/sgla_wg_layout.hpp), checked on the host where no GPU can run the kernel: each tile a
-// bijection onto its shared-memory space; a 16-byte cp.async group (8 consecutive bf16 along the
-// tile's contiguous axis, starting at a multiple of 8) contiguous and 16-byte aligned after the
-// 128-byte swizzle, which is how the kernel fills the tiles; and the accumulators of S = q k^T and
-// of O = q h_c + A' v laid out alike (the kernel masks S and scales O through one coordinate map),
-// each of the 64 x 64 elements held by exactly one of the 128 threads.
+// What examples/fla-chunk-simple-gla's wgmma versions (v4, v5) assume of their CuTe tiles and
+// warpgroup MMAs (versions/sgla_wg_layout.hpp), checked on the host where no GPU can run the
+// kernels: each tile a bijection onto its shared-memory space; a 16-byte cp.async group (8
+// consecutive bf16 along the tile's contiguous axis, starting at a multiple of 8) contiguous and
+// 16-byte aligned after the 128-byte swizzle, which is how the kernels fill the tiles; the
+// accumulators of S = q k^T and of O = q h_c + A' v laid out alike (the kernels mask S and scale O
+// through one coordinate map), each of the 64 x 64 elements held by exactly one of the 128
+// threads; and v5's K x 64 state accumulator over K / 64 atoms, each element held once.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -15,7 +16,7 @@
 
 namespace {
 
-using namespace sgla_v4;
+using namespace sgla_wg;
 
 // along_rows: the contiguous axis is the second coordinate (K-major tiles indexed (row, k)); else
 // the first (MN-major tiles indexed (v, k)).
@@ -49,6 +50,22 @@ void expect_tiles() {
     expect_tile(typename L::Vt{}, BVT, kChunk, false, "v");
     expect_tile(typename L::At{}, kChunk, kChunk, true, "A'");
     EXPECT_LE(L::kBytes, 227u * 1024u);
+    expect_tile(typename SegLayout<K, true>::KT{}, K, kChunk, false, "k as (k, token)");
+    EXPECT_LE((SegLayout<K, true>::kBytes), 227u * 1024u);
+    EXPECT_LT((SegLayout<K, false>::kBytes), (SegLayout<K, true>::kBytes));
+}
+
+template <int K>
+void expect_state_accumulator() {
+    MmaT t;
+    auto coords = make_identity_tensor(Shape<Int<K>, Int<BVT>>{});
+    std::vector<int> hits(static_cast<std::size_t>(K * BVT), 0);
+    for (int thread = 0; thread < kWgThreads; ++thread) {
+        auto c = t.get_thread_slice(thread).partition_C(coords);
+        ASSERT_EQ(size(c), K * BVT / kWgThreads);
+        for (int e = 0; e < size(c); ++e) ++hits[static_cast<std::size_t>(get<0>(c(e)) * BVT + get<1>(c(e)))];
+    }
+    for (std::size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i], 1) << "K " << K << ", element " << i;
 }
 
 }  // namespace
@@ -78,4 +95,10 @@ TEST(SglaWgLayoutTest, BothMmasShareOneAccumulatorMapCoveringEveryElementOnce) {
     }
     EXPECT_EQ(elements, kChunk * BVT);
     EXPECT_EQ(seen.size(), static_cast<std::size_t>(kChunk * BVT));
+}
+
+TEST(SglaWgLayoutTest, TheStateAccumulatorHoldsEachOfItsKBy64ElementsOnce) {
+    expect_state_accumulator<64>();
+    expect_state_accumulator<128>();
+    expect_state_accumulator<256>();
 }

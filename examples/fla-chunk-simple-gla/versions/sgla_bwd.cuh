@@ -330,16 +330,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     cp_async_wait<0>();
     __syncthreads();  // (1) q, k, v, do, g loaded
 
-    if (warp == 0) {
-        float a = Gs[lane], b = Gs[lane + 32];
-        const float gl = scan_gates(a, b, lane, Lc);
-        Gs[lane] = a;
-        Gs[lane + 32] = b;
-        eG[lane] = scale * expf(fminf(a, 0.f));
-        eG[lane + 32] = scale * expf(fminf(b, 0.f));
-        eT[lane] = lane < Lc ? expf(fminf(gl - a, 0.f)) : 0.f;
-        eT[lane + 32] = lane + 32 < Lc ? expf(fminf(gl - b, 0.f)) : 0.f;
-    }
+    if (warp == 0) (void)chunk_gates(Gs, Gs, eG, eT, scale, lane, Lc);
 
     // A = q k^T and dP = do v^T on and below the diagonal (blocks above it are zero after the mask).
     FragAcc accA[2], accP[2];

@@ -144,6 +144,25 @@ __device__ __forceinline__ float scan_gates(float& a, float& b, int lane, int Lc
     return Lc - 1 < 32 ? la : lb;
 }
 
+// Warp 0's part of a chunk's gates: G = the inclusive scan of g_in (rows >= Lc are 0) into Gs
+// (which may be g_in), eG = scale exp(G), and, when tail is not null, tail = exp(gl - G) for the
+// rows < Lc and 0 past them. Returns gl = G[Lc - 1] (every lane). Every exp takes a non-positive
+// argument.
+__device__ __forceinline__ float chunk_gates(const float* g_in, float* Gs, float* eG, float* tail, float scale,
+                                             int lane, int Lc) {
+    float a = g_in[lane], b = g_in[lane + 32];
+    const float gl = scan_gates(a, b, lane, Lc);
+    Gs[lane] = a;
+    Gs[lane + 32] = b;
+    eG[lane] = scale * expf(fminf(a, 0.f));
+    eG[lane + 32] = scale * expf(fminf(b, 0.f));
+    if (tail != nullptr) {
+        tail[lane] = lane < Lc ? expf(fminf(gl - a, 0.f)) : 0.f;
+        tail[lane + 32] = lane + 32 < Lc ? expf(fminf(gl - b, 0.f)) : 0.f;
+    }
+    return gl;
+}
+
 using FragAcc = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
 using FragARow = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major>;
 using FragACol = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::col_major>;
@@ -328,15 +347,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
 
         // Gates: inclusive scan of g (rows >= L are 0) by warp 0.
         if (warp == 0) {
-            const float* gs = stage_g(st);
-            float a = gs[lane], b = gs[lane + 32];
-            const float gl = scan_gates(a, b, lane, Lc);
-            Gs[lane] = a;
-            Gs[lane + 32] = b;
-            eG[lane] = scale * expf(fminf(a, 0.f));
-            eG[lane + 32] = scale * expf(fminf(b, 0.f));
-            eTail[lane] = lane < Lc ? expf(fminf(gl - a, 0.f)) : 0.f;
-            eTail[lane + 32] = lane + 32 < Lc ? expf(fminf(gl - b, 0.f)) : 0.f;
+            const float gl = chunk_gates(stage_g(st), Gs, eG, eTail, scale, lane, Lc);
             if (lane == 0) eLast[0] = expf(fminf(gl, 0.f));
         }
 

@@ -63,14 +63,7 @@ __global__ void __launch_bounds__(kThreads, K == 256 ? 1 : 2)
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();  // (1) q, k, g loaded
-    if (warp == 0) {
-        float a = Gs[lane], b = Gs[lane + 32];
-        (void)scan_gates(a, b, lane, Lc);
-        Gs[lane] = a;
-        Gs[lane + 32] = b;
-        eG[lane] = scale * expf(fminf(a, 0.f));
-        eG[lane + 32] = scale * expf(fminf(b, 0.f));
-    }
+    if (warp == 0) (void)chunk_gates(Gs, Gs, eG, nullptr, scale, lane, Lc);
     FragAcc accA[2];
     lower_blocks_abt<K>(accA, qs, ks, LDK, rb0, cb);
     __syncthreads();  // (2) the gates are visible

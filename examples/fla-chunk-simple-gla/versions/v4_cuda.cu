@@ -19,25 +19,14 @@
 // Smem: q and k 64 x K each, h 64 x K, v 64 x 64, A' 64 x 64, gates: K = 64 40 KB, 128 64 KB (three
 // CTAs an SM), 256 112 KB (two).
 #include "sgla_split_fwd.cuh"
-#include "sgla_wg_layout.hpp"
+#include "sgla_wg.cuh"
 
 namespace sgla_v4 {
 
 using namespace sgla_v1;
 using namespace sgla_v2;
+using namespace sgla_wg;
 using namespace cute;
-
-static_assert(kChunk == BT, "sgla_wg_layout.hpp's chunk is the kernels' chunk");
-
-// Shared-memory writes of the generic proxy (cp.async, st.shared) made visible to wgmma's reads.
-__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-template <class Acc>
-__device__ __forceinline__ void wgmma_wait(Acc& acc) {
-    warpgroup_commit_batch();
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(acc);
-}
 
 // Grid (slots * V / 64, H), 128 threads. o for the chunk's rows < L, columns tile * 64 ...
 template <int K>
@@ -65,17 +54,10 @@ __global__ void __launch_bounds__(kWgThreads, K == 256 ? 2 : 3)
     const typename L::Hc lh{};
     const typename L::Vt lv{};
 
-    // Loads: 16 bytes = 8 consecutive elements along the contiguous axis, which a 128-byte swizzle
-    // keeps together. Rows >= L are zero-filled and never read from memory.
+    // Loads: rows >= L zero-filled, never read from memory (sgla_wg.cuh).
     const size_t col0 = static_cast<size_t>(vt) * BVT;
-#pragma unroll 1
-    for (int idx = tid; idx < BT * (K / 8); idx += kWgThreads) {
-        const int r = idx / (K / 8), c8 = (idx % (K / 8)) * 8;
-        const bool ok = r < Lc;
-        const size_t src = (static_cast<size_t>(t0 + (ok ? r : 0)) * H + h) * K + c8;
-        cp_async16(q_s + lqk(r, c8), q + src, ok);
-        cp_async16(k_s + lqk(r, c8), k + src, ok);
-    }
+    load_chunk_rows<K, false>(q_s, lqk, q, t0, Lc, H, h, K, 0);
+    load_chunk_rows<K, false>(k_s, lqk, k, t0, Lc, H, h, K, 0);
     load_gates(Gs, g, t0, Lc, H, h);
     const size_t state = (static_cast<size_t>(slot) * H + h) * K * V + col0;
 #pragma unroll 1
@@ -83,12 +65,7 @@ __global__ void __launch_bounds__(kWgThreads, K == 256 ? 2 : 3)
         const int kk = idx / (BVT / 8), v8 = (idx % (BVT / 8)) * 8;
         cp_async16(h_s + lh(v8, kk), hs_all + state + static_cast<size_t>(kk) * V + v8, true);
     }
-#pragma unroll 1
-    for (int idx = tid; idx < BT * (BVT / 8); idx += kWgThreads) {
-        const int j = idx / (BVT / 8), v8 = (idx % (BVT / 8)) * 8;
-        const bool ok = j < Lc;
-        cp_async16(v_s + lv(v8, j), v + (static_cast<size_t>(t0 + (ok ? j : 0)) * H + h) * V + col0 + v8, ok);
-    }
+    load_chunk_rows<BVT, true>(v_s, lv, v, t0, Lc, H, h, V, col0);
     cp_async_commit();
     sgla_v1::cp_async_wait<0>();
     fence_async_shared();
@@ -99,53 +76,13 @@ __global__ void __launch_bounds__(kWgThreads, K == 256 ? 2 : 3)
     Tensor sH = make_tensor(make_smem_ptr(h_s), lh);
     Tensor sV = make_tensor(make_smem_ptr(v_s), lv);
     Tensor sA = make_tensor(make_smem_ptr(a_s), typename L::At{});
-    Mma mma_s;
     MmaMN mma_o;
-    auto thr_s = mma_s.get_thread_slice(tid);
     auto thr_o = mma_o.get_thread_slice(tid);
-    Tensor accS = partition_fragment_C(mma_s, Shape<Int<BT>, Int<BT>>{});
     Tensor accO = partition_fragment_C(mma_o, Shape<Int<BT>, Int<BVT>>{});
-    clear(accS);
-    clear(accO);
-    Tensor tSrQ = thr_s.partition_fragment_A(sQ);
-    Tensor tSrK = thr_s.partition_fragment_B(sK);
-    Tensor tOrQ = thr_o.partition_fragment_A(sQ);
-    Tensor tOrH = thr_o.partition_fragment_B(sH);
-    warpgroup_fence_operand(accS);
-    warpgroup_fence_operand(accO);
-    warpgroup_arrive();
-    gemm(mma_s, tSrQ, tSrK, accS);  // S = q k^T
-    gemm(mma_o, tOrQ, tOrH, accO);  // O = q h_c
-    warpgroup_commit_batch();
-
-    if (tid < 32) {  // meanwhile: the chunk's inclusive scan of g (rows >= L are 0)
-        float a = Gs[tid], b = Gs[tid + 32];
-        (void)scan_gates(a, b, tid, Lc);
-        Gs[tid] = a;
-        Gs[tid + 32] = b;
-        eG[tid] = scale * expf(fminf(a, 0.f));
-        eG[tid + 32] = scale * expf(fminf(b, 0.f));
-    }
-    warpgroup_wait<0>();
-    warpgroup_fence_operand(accS);
-    warpgroup_fence_operand(accO);
-    __syncthreads();  // (2) the gates are visible
-
-    // A' = mask(scale exp(G_i - G_j) S) to shared memory in bf16; O's rows scaled by scale exp(G_i).
-    // The accumulators of both MMAs are laid out alike (one 64 x 64 F32 atom): one coordinate map.
-    Tensor cC = make_identity_tensor(Shape<Int<BT>, Int<BT>>{});
-    Tensor tCcC = thr_s.partition_C(cC);
-    Tensor tSsA = thr_s.partition_C(sA);
-    CUTE_UNROLL
-    for (int e = 0; e < size(accS); ++e) {
-        const int i = get<0>(tCcC(e)), j = get<1>(tCcC(e));
-        const float gi = Gs[i], gj = Gs[j];
-        const float val = (j <= i && i < Lc) ? scale * expf(fminf(gi - gj, 0.f)) * accS(e) : 0.f;
-        tSsA(e) = BF(val);
-        accO(e) *= eG[i];
-    }
-    fence_async_shared();
-    __syncthreads();  // (3) A' is complete
+    const auto coords = chunk_output_head(sQ, sK, sH, sA, accO, Gs, eG, scale, Lc, [&] {
+        // while S and q h_c are in flight: the chunk's gates
+        if (tid < 32) (void)chunk_gates(Gs, Gs, eG, nullptr, scale, tid, Lc);
+    });
 
     Tensor tOrA = thr_o.partition_fragment_A(sA);
     Tensor tOrV = thr_o.partition_fragment_B(sV);
@@ -153,22 +90,7 @@ __global__ void __launch_bounds__(kWgThreads, K == 256 ? 2 : 3)
     warpgroup_arrive();
     gemm(mma_o, tOrA, tOrV, accO);  // O += A' v
     wgmma_wait(accO);
-    __syncthreads();  // (4) every product is done: q and k's space is free for the output
-
-    bf16* o_s = reinterpret_cast<bf16*>(smem + L::oQ);
-    CUTE_UNROLL
-    for (int e = 0; e < size(accO); ++e) {
-        const int i = get<0>(tCcC(e)), c = get<1>(tCcC(e));
-        o_s[i * L::LDO + c] = __float2bfloat16_rn(accO(e));
-    }
-    __syncthreads();  // (5) the output block is staged
-#pragma unroll
-    for (int idx = tid; idx < BT * (BVT / 8); idx += kWgThreads) {
-        const int i = idx / (BVT / 8), c8 = (idx % (BVT / 8)) * 8;
-        if (i < Lc)
-            *reinterpret_cast<uint4*>(o + (static_cast<size_t>(t0 + i) * H + h) * V + col0 + c8) =
-                *reinterpret_cast<const uint4*>(o_s + i * L::LDO + c8);
-    }
+    store_block(reinterpret_cast<bf16*>(smem + L::oQ), accO, coords, o, t0, Lc, H, h, V, col0);  // over q and k
 }
 
 // The output pass for the split forward (sgla_split_fwd.cuh).
