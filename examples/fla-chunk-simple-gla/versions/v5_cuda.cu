@@ -186,9 +186,10 @@ __global__ void __launch_bounds__(kWgThreads, K == 256 ? 1 : 2)
 
 // Grid (K V / 256, H, N), 256 threads: one state element of (sequence, head) a thread, through the
 // sequence's segments in order. U holds each segment's own contribution on entry; E (which may be
-// U itself: each slot is read before it is written) gets the state entering each segment.
+// U itself: each slot is read before it is written, so neither pointer is __restrict__) gets the
+// state entering each segment.
 __global__ void __launch_bounds__(256)
-    seg_scan_kernel(const float* __restrict__ U, const float* __restrict__ decays, const float* __restrict__ h0,
+    seg_scan_kernel(const float* U, const float* __restrict__ decays, const float* __restrict__ h0,
                     const int* __restrict__ cu, float* E, float* __restrict__ ht, int T, int H, int KV, int NS) {
     const int e = blockIdx.x * 256 + threadIdx.x, h = blockIdx.y, n = blockIdx.z;
     if (e >= KV) return;
