@@ -51,7 +51,7 @@ promotion decide_promotion(int best, const std::optional<eval::ab_evaluation>& a
                                          ab->overall->speedup >= *target_speedup ? "x" : " ", *target_speedup, ab->overall->speedup));
     const bool profiled = profile.status == "full" || profile.status == "n/a";
     if (profile.status == "n/a")
-        p.criteria.push_back("[x] profile evidence: not applicable (not a CUDA op; Nsight Compute profiles CUDA kernels)");
+        p.criteria.push_back("[x] profile evidence: not applicable (the op does not run on the GPU; Nsight Compute profiles GPU kernels)");
     else if (profiled)
         p.criteria.push_back(fmt::format("[x] full Nsight Compute profile of {}: {}", version_label(best), profile.note));
     else

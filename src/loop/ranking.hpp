@@ -24,7 +24,7 @@
 namespace kloop::loop {
 
 struct eligibility_policy {
-    bool require_full_profile = true;   // CUDA versions only ("n/a" for other backends)
+    bool require_full_profile = true;   // GPU versions only ("n/a" where profile_unavailable says why)
     bool baseline_may_be_suspect = false;
 };
 // `kloop best` / `kloop report`: the promotion rule.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct example_version {
     fs::path op_toml;
     fs::path source;
 };
+
+// What ctest shows as the case's parameter: the version's path in the repository.
+void PrintTo(const example_version& v, std::ostream* os) {
+    *os << v.source.lexically_relative(KLOOP_TEST_SOURCE_DIR).string();
+}
 
 std::vector<example_version> shipped_cuda_versions() {
     std::vector<example_version> out;
