@@ -131,45 +131,48 @@ def chunked(q, k, v, g, h0, do, dht, scale, cu, varlen, rounded=False, dg_over="
     return dq, dk, dv, dg, dh0
 
 def naive_forward(q, k, v, g, h0, scale, cu):
+    """The recurrence token by token: (o, ht)."""
     o = np.zeros((q.shape[0], q.shape[1], v.shape[2]))
+    ht = np.zeros_like(h0)
     for n in range(len(cu) - 1):
         for h in range(q.shape[1]):
             S = h0[n, h].copy()
             for t in range(cu[n], cu[n + 1]):
                 S = np.exp(g[t, h]) * S + np.outer(k[t, h], v[t, h])
                 o[t, h] = scale * q[t, h] @ S
-    return o
-
-
-def naive_final_state(k, v, g, h0, cu):
-    ht = np.zeros_like(h0)
-    for n in range(len(cu) - 1):
-        for h in range(k.shape[1]):
-            S = h0[n, h].copy()
-            for t in range(cu[n], cu[n + 1]):
-                S = np.exp(g[t, h]) * S + np.outer(k[t, h], v[t, h])
             ht[n, h] = S
-    return ht
+    return o, ht
 
 
-def chunked_forward(q, k, v, g, h0, scale, cu, varlen):
-    """v3's forward: the state walk, then every chunk's o = diag(scale e^G) q h_c + A' v."""
-    Tt, H, K = q.shape
+def chunk_state_update(k, v, g, h, t0, L, S):
+    """The state leaving chunk t0 .. t0 + L - 1 of head h from the one entering it:
+    exp(gl) S + k^T diag(exp(gl - G)) v. Returns (it, gl)."""
+    G = np.cumsum(g[t0:t0 + L, h])
+    return np.exp(G[-1]) * S + (k[t0:t0 + L, h] * np.exp(G[-1] - G)[:, None]).T @ v[t0:t0 + L, h], G[-1]
+
+
+def chunk_output(q, k, v, g, h, t0, L, S, scale):
+    """The chunk's o from the state entering it: diag(scale e^G) q S + A' v."""
+    G = np.cumsum(g[t0:t0 + L, h])
+    qc, kc, vc = q[t0:t0 + L, h], k[t0:t0 + L, h], v[t0:t0 + L, h]
+    dec = np.exp(np.minimum(G[:, None] - G[None, :], 0)) * np.tril(np.ones((L, L)))
+    return scale * np.exp(G)[:, None] * (qc @ S) + (scale * dec * (qc @ kc.T)) @ vc
+
+
+def chunked_forward(q, k, v, g, h0, scale, cu):
+    """v3's forward: the state walk, then every chunk's o = diag(scale e^G) q h_c + A' v (the
+    slots through which the states pass are the backward's, modelled in chunked())."""
+    Tt, H = q.shape[:2]
     N = len(cu) - 1
-    NT = (cu[1] - cu[0] + C - 1) // C if not varlen else 0
     o = np.full((Tt, H, v.shape[2]), np.nan)
     for n in range(N):
         b, e = cu[n], cu[n + 1]
         for h in range(H):
             S = h0[n, h].copy()
-            for c in range((e - b + C - 1) // C):
-                t0 = b + c * C
+            for t0 in range(b, e, C):
                 L = min(C, e - t0)
-                G = np.cumsum(g[t0:t0 + L, h])
-                qc, kc, vc = q[t0:t0 + L, h], k[t0:t0 + L, h], v[t0:t0 + L, h]
-                dec = np.exp(np.minimum(G[:, None] - G[None, :], 0)) * np.tril(np.ones((L, L)))
-                o[t0:t0 + L, h] = scale * np.exp(G)[:, None] * (qc @ S) + (scale * dec * (qc @ kc.T)) @ vc
-                S = np.exp(G[-1]) * S + (kc * np.exp(G[-1] - G)[:, None]).T @ vc
+                o[t0:t0 + L, h] = chunk_output(q, k, v, g, h, t0, L, S, scale)
+                S, _ = chunk_state_update(k, v, g, h, t0, L, S)
     return o
 
 
@@ -206,10 +209,8 @@ def segmented_forward(q, k, v, g, h0, scale, cu, varlen, S):
                 assert np.isnan(A[slot, h]), "segment slot written twice"
                 Us, decay = np.zeros((K, V)), 1.0
                 for t0 in range(b, e, C):
-                    L = min(C, e - t0)
-                    G = np.cumsum(g[t0:t0 + L, h])
-                    Us = np.exp(G[-1]) * Us + (k[t0:t0 + L, h] * np.exp(G[-1] - G)[:, None]).T @ v[t0:t0 + L, h]
-                    decay *= np.exp(G[-1])
+                    Us, gl = chunk_state_update(k, v, g, h, t0, min(C, e - t0), Us)
+                    decay *= np.exp(gl)
                 U[slot, h], A[slot, h] = Us, decay
     o = np.full((Tt, H, V), np.nan)
     ht = np.full((N, H, K, V), np.nan)
@@ -220,11 +221,8 @@ def segmented_forward(q, k, v, g, h0, scale, cu, varlen, S):
                 Sx = E.copy()
                 for t0 in range(b, e, C):
                     L = min(C, e - t0)
-                    G = np.cumsum(g[t0:t0 + L, h])
-                    qc, kc, vc = q[t0:t0 + L, h], k[t0:t0 + L, h], v[t0:t0 + L, h]
-                    dec = np.exp(np.minimum(G[:, None] - G[None, :], 0)) * np.tril(np.ones((L, L)))
-                    o[t0:t0 + L, h] = scale * np.exp(G)[:, None] * (qc @ Sx) + (scale * dec * (qc @ kc.T)) @ vc
-                    Sx = np.exp(G[-1]) * Sx + (kc * np.exp(G[-1] - G)[:, None]).T @ vc
+                    o[t0:t0 + L, h] = chunk_output(q, k, v, g, h, t0, L, Sx, scale)
+                    Sx, _ = chunk_state_update(k, v, g, h, t0, L, Sx)
                 E = A[slot, h] * E + U[slot, h]
             ht[n, h] = E
     return o, ht
@@ -251,7 +249,7 @@ def case(lens, H, K, V, varlen, strong):
         assert err < 1e-10, (name, err, lens, varlen, strong)
     err = rel_rms(a[3], chunked(q, k, v, g, h0, do, dht, scale, cu, varlen, dg_over="sequence")[3])
     assert err < 1e-10, ("dg over the sequence", err, lens, varlen, strong)
-    o1, o2 = naive_forward(q, k, v, g, h0, scale, cu), chunked_forward(q, k, v, g, h0, scale, cu, varlen)
+    (o1, ht1), o2 = naive_forward(q, k, v, g, h0, scale, cu), chunked_forward(q, k, v, g, h0, scale, cu)
     assert not np.isnan(o2).any()
     err = np.sqrt(np.mean((o1 - o2) ** 2)) / np.sqrt(np.mean(o1 ** 2))
     assert err < 1e-10, ("o", err, lens, varlen, strong)
@@ -259,7 +257,7 @@ def case(lens, H, K, V, varlen, strong):
         o3, ht3 = segmented_forward(q, k, v, g, h0, scale, cu, varlen, S)
         assert not np.isnan(o3).any() and not np.isnan(ht3).any(), ("segments", S)
         assert rel_rms(o1, o3) < 1e-10, ("o by segments", S, rel_rms(o1, o3), lens, varlen, strong)
-        assert rel_rms(naive_final_state(k, v, g, h0, cu), ht3) < 1e-10, ("ht by segments", S, lens, varlen, strong)
+        assert rel_rms(ht1, ht3) < 1e-10, ("ht by segments", S, lens, varlen, strong)
 
 
 def dg_errors_rounded(lens, H, K, V, varlen, strong):

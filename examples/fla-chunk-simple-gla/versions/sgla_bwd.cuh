@@ -116,26 +116,35 @@ __device__ __forceinline__ void store_block_bf16(const FragAcc& acc, float* scr,
     }
 }
 
-// The chunk a slot holds: its first token t0 and valid rows Lc; false for a slot no sequence's
-// chunk uses. Dense: sequence slot / NT. Varlen: the last n with cu[n] / 64 + n <= slot.
-__device__ __forceinline__ bool chunk_of_slot(const int* cu, int slot, int N, int T, int NT, int64_t& t0, int& Lc) {
+// The span of W tokens a slot holds (W = 64: a chunk; v5: a segment of chunks): its first token
+// t0 and its tokens L <= W; false for a slot no span uses. Dense: sequence slot / NS (NS = ceil(T /
+// W) slots a sequence). Varlen: the last n with cu[n] / W + n <= slot.
+template <int W>
+__device__ __forceinline__ bool span_of_slot(const int* cu, int slot, int N, int T, int NS, int64_t& t0, int& L) {
     int n;
+    int64_t bos, eos, base;
     if (cu != nullptr) {
         int lo = 0, hi = N - 1;
         while (lo < hi) {
             const int mid = (lo + hi + 1) / 2;
-            if (cu[mid] / BT + mid <= slot) lo = mid;
+            if (cu[mid] / W + mid <= slot) lo = mid;
             else hi = mid - 1;
         }
         n = lo;
+        bos = cu[n], eos = cu[n + 1], base = cu[n] / W + n;
     } else {
-        n = slot / NT;
+        n = slot / NS;
+        bos = static_cast<int64_t>(n) * T, eos = bos + T, base = static_cast<int64_t>(n) * NS;
     }
-    const SeqRange sr = seq_range(cu, n, T, NT);
-    t0 = sr.bos + (slot - sr.slot0) * static_cast<int64_t>(BT);
-    if (t0 >= sr.eos) return false;
-    Lc = sr.eos - t0 < BT ? static_cast<int>(sr.eos - t0) : BT;
+    t0 = bos + (slot - base) * static_cast<int64_t>(W);
+    if (t0 >= eos) return false;
+    L = eos - t0 < W ? static_cast<int>(eos - t0) : W;
     return true;
+}
+
+// The chunk a slot holds: its first token t0 and valid rows Lc (span_of_slot with 64 tokens).
+__device__ __forceinline__ bool chunk_of_slot(const int* cu, int slot, int N, int T, int NT, int64_t& t0, int& Lc) {
+    return span_of_slot<BT>(cu, slot, N, T, NT, t0, Lc);
 }
 
 // Grid (V / BV, H, N). kReverse = false: x = k, y = v, init = h0, slots = h_c, fin = S_T, chunks

@@ -31,30 +31,6 @@ using namespace cute;
 constexpr int kSeg = 8;              // chunks a segment
 constexpr int kSegTokens = kSeg * BT;
 
-// The segment a slot holds: its first token s0 and its tokens Ls; false for a slot no segment
-// uses. Dense: sequence slot / NS. Varlen: the last n with cu[n] / (64 kSeg) + n <= slot.
-__device__ __forceinline__ bool segment_of_slot(const int* cu, int slot, int N, int T, int NS, int64_t& s0, int& Ls) {
-    int n;
-    int64_t bos, eos, base;
-    if (cu != nullptr) {
-        int lo = 0, hi = N - 1;
-        while (lo < hi) {
-            const int mid = (lo + hi + 1) / 2;
-            if (cu[mid] / kSegTokens + mid <= slot) lo = mid;
-            else hi = mid - 1;
-        }
-        n = lo;
-        bos = cu[n], eos = cu[n + 1], base = cu[n] / kSegTokens + n;
-    } else {
-        n = slot / NS;
-        bos = static_cast<int64_t>(n) * T, eos = bos + T, base = static_cast<int64_t>(n) * NS;
-    }
-    s0 = bos + (slot - base) * static_cast<int64_t>(kSegTokens);
-    if (s0 >= eos) return false;
-    Ls = eos - s0 < kSegTokens ? static_cast<int>(eos - s0) : kSegTokens;
-    return true;
-}
-
 // Grid (slots * V / 64, H), 128 threads. kOut = false: pass 1 (U and the decay to scratch);
 // kOut = true: pass 3 (o, from the entering states E).
 template <int K, bool kOut>
@@ -69,7 +45,7 @@ __global__ void __launch_bounds__(kWgThreads, K == 256 ? 1 : 2)
     const int tid = threadIdx.x;
     int64_t s0;
     int Ls;
-    if (!segment_of_slot(cu, slot, N, T, NS, s0, Ls)) return;
+    if (!span_of_slot<kSegTokens>(cu, slot, N, T, NS, s0, Ls)) return;
 
     BF* kt_s = reinterpret_cast<BF*>(smem + L::oKT);
     BF* v2_s = reinterpret_cast<BF*>(smem + L::oV2);

@@ -7,6 +7,7 @@
 
 #include "backend/python/python_worker.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "platform/subprocess.hpp"
 
 namespace fs = std::filesystem;
@@ -39,18 +40,13 @@ lookup find_package(const std::string& interpreter, const std::string& package) 
     platform::posix_command_runner runner;
     const platform::process_result res = runner.run(r);
     if (!res.started) return {false, {}, res.spawn_error};
-    if (res.succeeded()) {
-        std::string out = res.stdout_text;
-        while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-        if (!out.empty()) return {true, fs::path(out), {}};
-    }
+    if (res.succeeded())
+        if (std::string out = trimmed(res.stdout_text); !out.empty()) return {true, fs::path(out), {}};
     if (res.exit_code == 3)
         return {false, {}, "'" + interpreter + "' finds no package '" + package + "'"};
-    std::string err = res.stderr_text;
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    const std::size_t last = err.rfind('\n');
+    const std::string_view err = trim(res.stderr_text);  // its last line: the exception
     return {false, {}, "'" + interpreter + "' " + res.describe() + " looking for '" + package + "'" +
-                           (err.empty() ? "" : ": " + err.substr(last == std::string::npos ? 0 : last + 1))};
+                           (err.empty() ? "" : ": " + std::string(split_lines(err).back()))};
 }
 
 lookup find_package_memoised(const std::string& interpreter, const std::string& package) {
